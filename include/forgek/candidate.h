@@ -1,0 +1,115 @@
+// A candidate kernel: one .cu file with a manifest comment; families are candidates with param domains.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "forgek/diagnostic.h"
+#include "forgek/expr.h"
+
+namespace forgek {
+
+struct OperatorSpec;
+
+struct WorkspaceSpec {
+  std::string name;
+  std::string bytes;  // expression
+  bool zero = false;  // memset to zero before each launch sequence, else poisoned
+};
+
+struct TensorMapSpec {
+  std::string name;
+  std::string tensor;               // operator tensor or workspace
+  std::vector<std::string> box;     // expressions, outermost first
+  std::vector<std::string> shape;   // optional view, outermost first (empty: the tensor's shape)
+  std::string swizzle = "none";     // none | 32B | 64B | 128B
+  std::string l2_promotion = "none";  // none | 64B | 128B | 256B
+  std::string oob_fill = "none";    // none | nan
+};
+
+struct LaunchSpec {
+  std::string kernel;
+  std::vector<std::string> grid;     // 1-3 expressions
+  std::vector<std::string> block;    // 1-3 expressions
+  std::vector<std::string> cluster;  // 0-3 expressions
+  std::string smem = "0";            // dynamic shared memory bytes
+  std::vector<std::string> args;     // see docs/candidate-format.md
+  int line = 0;                      // line of this launch in the file, for diagnostics
+};
+
+// A parameter: one fixed value, or a domain of values (a family's gene).
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> values;  // size 1: fixed
+};
+
+struct CandidateManifest {
+  std::string name;
+  std::vector<std::string> mechanisms;
+  std::vector<ParamSpec> params;                          // in file order
+  std::vector<std::pair<std::string, std::string>> lets;  // in file order
+  std::vector<std::string> constraints;
+  std::vector<WorkspaceSpec> workspaces;
+  std::vector<TensorMapSpec> tensor_maps;
+  std::vector<LaunchSpec> launches;
+
+  bool IsFamily() const;  // any param with more than one value
+};
+
+struct Candidate {
+  std::string path;    // file it came from ("" for text from an LLM)
+  std::string source;  // the whole file text, manifest included
+  CandidateManifest manifest;
+};
+
+// Parses the manifest comment of `source`. Errors carry the file, the JSON field path and the
+// line and column in the .cu file. Does not check names against an operator: see Validate.
+bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags);
+bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags);
+
+// Checks a parsed candidate against an operator: every expression parses and names only known
+// params/lets/config params, every arg resolves, tensor maps name real tensors, etc.
+bool ValidateCandidate(const Candidate& c, const OperatorSpec& op, Diagnostics* diags);
+
+// One choice of a value for every param of a candidate (for a fixed candidate, its values).
+using ParamAssignment = std::map<std::string, int64_t>;
+
+// The param assignment's constraints under every config of `op` hold (those naming no config
+// param are checked once). Fills `why` with the first failing constraint.
+bool ConstraintsHold(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config,
+                     std::string* why);
+
+// A launch with every expression evaluated for one config and one param assignment.
+struct ResolvedArg {
+  enum class Kind { tensor, workspace, tensor_map, i32, i64, f32 } kind;
+  std::string name;   // tensor / workspace / tensor map / scalar name, or the expression text
+  int64_t i = 0;
+  float f = 0;
+};
+struct ResolvedTensorMap {
+  std::string name, tensor;
+  std::vector<int64_t> shape, box;  // outermost first
+  std::string swizzle, l2_promotion, oob_fill;
+};
+struct ResolvedLaunch {
+  std::string kernel;
+  int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1};
+  int64_t smem = 0;
+  std::vector<ResolvedArg> args;
+};
+struct ResolvedCandidate {
+  std::vector<std::pair<std::string, int64_t>> workspaces;  // name, bytes
+  std::vector<bool> workspace_zero;
+  std::vector<ResolvedTensorMap> tensor_maps;
+  std::vector<ResolvedLaunch> launches;
+};
+
+bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& params,
+                      const Bindings& config, ResolvedCandidate* out, Diagnostics* diags);
+
+// The NVRTC -D options for an assignment ("-DBM=128", ...), in param order.
+std::vector<std::string> ParamDefines(const ParamAssignment& params);
+
+}  // namespace forgek

@@ -1,0 +1,76 @@
+// What evaluating a kernel on the GPU yields, and the interface the run loop evaluates through.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "forgek/candidate.h"
+#include "forgek/operator_spec.h"
+
+namespace forgek {
+
+// DESIGN.md "Rules of evaluation": every evaluated candidate ends in exactly one of these.
+enum class Outcome { compile_error, launch_error, crash, timeout, wrong, slower, faster };
+const char* OutcomeName(Outcome o);
+bool ParseOutcome(const std::string& s, Outcome* out);
+
+// A kernel the worker can run: a library reference, or a compiled candidate with its params.
+struct KernelUnderTest {
+  std::string label;             // for reports: "reference", "seal:ab12", "candidate 17"
+  std::string library;           // library id ("cublas.gemm_bf16"), or "" for a compiled candidate
+  std::string cubin;             // binary image when library is ""
+  CandidateManifest manifest;
+  ParamAssignment params;
+};
+
+// Timing statistics of one kernel on one config (microseconds).
+struct TimingStats {
+  double median_us = 0, mean_us = 0, min_us = 0, p10_us = 0, p90_us = 0;
+  double rel_noise = 0;   // (p90 - p10) / 2 / median, the spread reported with every time
+  int samples = 0;
+  double sm_clock_mhz = 0;  // median SM clock during the samples
+};
+
+struct CorrectnessReport {
+  bool ok = false;
+  double rel_l2 = 0, max_abs = 0;   // worst over outputs and seeds
+  int64_t bad_elements = 0;         // elements outside tolerance, NaN/Inf or never written
+  std::string detail;               // first mismatches with indices and values, or the NaN story
+};
+
+struct ConfigResult {
+  std::string config;
+  CorrectnessReport correctness;
+  TimingStats candidate, incumbent;
+  double speedup = 0;   // incumbent median / candidate median
+  double sol_us = 0;    // speed-of-light time from the operator's formulas and calibrated peaks
+  double sol_pct = 0;   // sol_us / candidate median * 100
+};
+
+struct EvalResult {
+  Outcome outcome = Outcome::crash;
+  std::string detail;   // what a person or an LLM needs to act on the outcome
+  std::vector<ConfigResult> configs;
+  double geomean_speedup = 0;
+  double wall_s = 0;
+};
+
+struct EvalRequest {
+  const OperatorSpec* op = nullptr;
+  KernelUnderTest candidate;
+  KernelUnderTest incumbent;
+  std::vector<std::string> configs;  // empty: every config
+  int seeds = 2;                     // fresh seeds for correctness
+  bool time = true;                  // false: correctness only
+  double deadline_s = 10;            // per launch, enforced by the supervisor's watchdog
+};
+
+// Implemented by the worker pool (real GPU) and by scripted evaluators in tests.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual EvalResult Evaluate(const EvalRequest& req) = 0;
+};
+
+}  // namespace forgek

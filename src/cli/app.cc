@@ -1,0 +1,88 @@
+// The top-level command line: global options, logging set-up, dispatch and exit-code mapping.
+#include "cli/app.h"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+
+namespace forgek::cli {
+namespace {
+
+void SetUpLogging(const Context& ctx) {
+  std::vector<spdlog::sink_ptr> sinks;
+  auto err_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  err_sink->set_pattern("forgek: %^%l%$: %v");
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (ctx.quiet) level = spdlog::level::warn;
+  if (ctx.verbose == 1) level = spdlog::level::debug;
+  if (ctx.verbose >= 2) level = spdlog::level::trace;
+  err_sink->set_level(level);
+  sinks.push_back(err_sink);
+  if (!ctx.log_file.empty()) {
+    auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(ctx.log_file);
+    file_sink->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l [%P] %v");
+    file_sink->set_level(spdlog::level::trace);
+    sinks.push_back(file_sink);
+  }
+  auto logger = std::make_shared<spdlog::logger>("forgek", sinks.begin(), sinks.end());
+  logger->set_level(spdlog::level::trace);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int RunCommandLine(int argc, char** argv) {
+  Context ctx;
+  CLI::App app{"forgek: evolves faster GPU kernels and remembers what it learned", "forgek"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", FORGEK_VERSION);
+  app.add_option("--store", ctx.store, "Knowledge-store file (default $XDG_DATA_HOME/forgek/store.db)")
+      ->envname("FORGEK_STORE");
+  app.add_option("--arch", ctx.arch, "Target architecture: sm90 (Hopper) or sm100 (Blackwell)")
+      ->envname("FORGEK_ARCH")
+      ->check(CLI::IsMember({"sm90", "sm100"}));
+  app.add_flag("-v,--verbose", ctx.verbose, "More diagnostics on stderr (repeat for more)")
+      ->envname("FORGEK_VERBOSE");
+  app.add_flag("-q,--quiet", ctx.quiet, "Only warnings and errors on stderr")->envname("FORGEK_QUIET");
+  app.add_flag("--json", ctx.json, "Machine-readable JSON on stdout")->envname("FORGEK_JSON");
+  app.add_option("--log-file", ctx.log_file, "Also write a full log (every level) to this file")
+      ->envname("FORGEK_LOG_FILE");
+  app.add_option("--operators", ctx.operators_dir, "Folder of operator definitions (default: shipped operators/)")
+      ->envname("FORGEK_OPERATORS");
+  for (CommandSetup setup : kCommands) setup(app, ctx);
+  app.parse_complete_callback([&ctx] { SetUpLogging(ctx); });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "forgek: %s\nRun 'forgek --help' for usage.\n", e.what());
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "forgek: %s\n", e.what());
+    return kExitUsage;
+  } catch (const Failure& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    spdlog::error("internal error: {}", e.what());
+    return kExitFailure;
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace forgek::cli

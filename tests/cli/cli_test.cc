@@ -1,0 +1,37 @@
+// End-to-end tests of the forgek binary's global behaviour: help, usage errors, exit codes.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+TEST(Cli, HelpListsGlobalOptionsWithEnvironmentTwins) {
+  CommandResult r = RunForgek({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* twin : {"FORGEK_STORE", "FORGEK_ARCH", "FORGEK_VERBOSE", "FORGEK_QUIET",
+                           "FORGEK_JSON", "FORGEK_LOG_FILE"})
+    EXPECT_NE(r.out.find(twin), std::string::npos) << twin << " missing from --help:\n" << r.out;
+}
+
+TEST(Cli, UnknownSubcommandIsAUsageError) {
+  CommandResult r = RunForgek({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty()) << "diagnostics belong on stderr, got stdout: " << r.out;
+  EXPECT_FALSE(r.err.empty());
+}
+
+TEST(Cli, BadArchIsAUsageError) {
+  CommandResult r = RunForgek({"--arch", "sm42", "version"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("sm42"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VersionAsJson) {
+  CommandResult r = RunForgek({"--json", "version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("\"forgek\""), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace forgek

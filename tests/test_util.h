@@ -1,0 +1,40 @@
+// Helpers shared by tests: running the forgek binary, temporary folders, reading files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace forgek {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs the forgek binary built beside the tests with `args`, extra environment assignments
+// ("NAME=value") and optional stdin text; captures both streams.
+CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                        const std::string& stdin_text = "");
+
+// A fresh empty folder under the system temp dir, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+
+// The repository's source root (for shipped operators/ and knowledge/).
+std::string SourceDir();
+
+}  // namespace forgek
