@@ -1,0 +1,39 @@
+// Expert references that are library calls (cuBLAS, cuBLASLt, cuDNN, CUB), named from operator.json.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "forgek/expr.h"
+#include "forgek/operator_spec.h"
+
+namespace forgek {
+
+// A tensor the worker allocated for one config.
+struct DeviceTensor {
+  void* ptr = nullptr;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;  // outermost first
+};
+
+// One library call bound to one config's tensors. Lives in the worker (it holds a CUDA context).
+class LibraryReference {
+ public:
+  virtual ~LibraryReference() = default;
+  // Plans the call: handles, descriptors, algorithm choice, workspace. Called once per config,
+  // outside timing. `scalars` holds the operator's scalar values by name.
+  virtual bool Prepare(const Bindings& config, const std::map<std::string, DeviceTensor>& tensors,
+                       const std::map<std::string, double>& scalars, std::string* err) = 0;
+  // Enqueues the call on `stream` (a cudaStream_t / CUstream). No allocation, no sync.
+  virtual bool Launch(void* stream, std::string* err) = 0;
+};
+
+// The ids this build provides ("cublas.gemm_bf16", "cub.scan_inclusive_f32", ...).
+std::vector<std::string> LibraryReferenceIds();
+bool HasLibraryReference(const std::string& id);
+std::unique_ptr<LibraryReference> MakeLibraryReference(const std::string& id, std::string* err);
+
+}  // namespace forgek
