@@ -23,6 +23,7 @@ struct CompileRequest {
 
 // One compiler message, located so an agent or a person can act on it.
 struct CompileMessage {
+  std::string file;  // the file the front end names: the request's name, or a header it includes
   int line = 0;
   int column = 0;
   std::string severity;  // error | warning

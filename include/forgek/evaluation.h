@@ -7,6 +7,7 @@
 
 #include "forgek/candidate.h"
 #include "forgek/operator_spec.h"
+#include "forgek/profile.h"
 
 namespace forgek {
 
@@ -59,11 +60,20 @@ struct EvalResult {
 struct EvalRequest {
   const OperatorSpec* op = nullptr;
   KernelUnderTest candidate;
-  KernelUnderTest incumbent;
+  KernelUnderTest incumbent;         // empty (no library, no cubin): correctness only
+  KernelUnderTest golden;            // the operator's golden, compiled (writes fp32 outputs)
   std::vector<std::string> configs;  // empty: every config
   int seeds = 2;                     // fresh seeds for correctness
   bool time = true;                  // false: correctness only
   double deadline_s = 10;            // per launch, enforced by the supervisor's watchdog
+};
+
+// A request to profile one kernel (timing run and counter runs kept apart by the worker).
+struct ProfileRequest {
+  const OperatorSpec* op = nullptr;
+  KernelUnderTest kernel;
+  std::vector<std::string> configs;  // empty: every config
+  std::vector<std::string> metrics;  // empty: the default set
 };
 
 // Implemented by the worker pool (real GPU) and by scripted evaluators in tests.
@@ -71,6 +81,17 @@ class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual EvalResult Evaluate(const EvalRequest& req) = 0;
+  // One KernelProfile per config; false with `err` when profiling is unavailable or failed.
+  virtual bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {
+    (void)req;
+    (void)out;
+    *err = "this evaluator cannot profile";
+    return false;
+  }
+  // A short description of the device it evaluates on ("NVIDIA H200, 132 SMs, ...").
+  virtual std::string DeviceName() const { return ""; }
+  // The driver version of that device ("580.159.04"), for seals.
+  virtual std::string DriverVersion() const { return ""; }
 };
 
 }  // namespace forgek

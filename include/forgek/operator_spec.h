@@ -52,6 +52,9 @@ struct Tolerance {
   double max_abs = 0;
   bool exact = false;           // integer outputs: bit-exact
   std::string check = "elementwise";  // elementwise | distribution
+  // Exact outputs that are discontinuous in the input (a sampled index): the fraction of
+  // elements allowed to differ from the golden; 0 = every element must match.
+  double max_mismatch_fraction = 0;
   std::string why;
 };
 

@@ -1,0 +1,158 @@
+// Knowledge: seed data (mechanism catalogue, hardware specs), analysis of kernels into observations,
+// distillation of observations and attempts into decisions, and retrieval for agents.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "forgek/agent.h"
+#include "forgek/candidate.h"
+#include "forgek/diagnostic.h"
+#include "forgek/evaluation.h"
+#include "forgek/operator_spec.h"
+#include "forgek/profile.h"
+#include "forgek/store.h"
+
+namespace forgek {
+
+// ---- Seed knowledge (knowledge/mechanisms/*.json, knowledge/hardware/*.json) ----
+
+// One hardware mechanism of the catalogue.
+struct Mechanism {
+  std::string id;                          // "wgmma"
+  std::string name;                        // "Warpgroup MMA (wgmma.mma_async)"
+  std::vector<std::string> archs;          // sm90, sm100
+  std::string unit;                        // hardware unit: "tensor core", "TMA engine", ...
+  std::string what;                        // what it does
+  std::string helps, hurts;                // when
+  std::vector<std::string> sass_opcodes;   // opcode prefixes that reveal it ("HGMMA", "UTMALDG")
+  std::vector<std::string> metrics;        // metrics that show it working
+  std::vector<std::string> launch_signs;   // launch-shape hints ("block multiple of 128", ...)
+  std::vector<std::string> name_fields;    // kernel-name fields that reveal it ("coop", "ws", ...)
+  std::string llm_words;                   // how to say it to an LLM
+  std::string json;                        // the whole entry
+};
+
+// Datasheet specs of one GPU; peaks are overridden by calibration (devices table).
+struct HardwareSpec {
+  std::string name;                        // "NVIDIA H200"
+  std::string arch;                        // sm90
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int64_t smem_per_block_bytes = 0;        // max opt-in dynamic smem per block
+  std::map<std::string, double> peaks;     // dram_gbps, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops, tf32_tflops
+  bool calibrated = false;                 // peaks come from the store's calibrated device
+};
+
+struct KnowledgeBase {
+  std::string dir;                         // the knowledge/ folder it was loaded from
+  std::vector<Mechanism> mechanisms;
+  std::vector<HardwareSpec> hardware;
+  const Mechanism* FindMechanism(const std::string& id) const;
+};
+
+// Loads knowledge/mechanisms/*.json and knowledge/hardware/*.json from `dir`; every problem
+// found goes to `diags` with its file and field.
+bool LoadKnowledgeBase(const std::string& dir, KnowledgeBase* out, Diagnostics* diags);
+// The shipped knowledge/ folder ($FORGEK_KNOWLEDGE, ./knowledge, beside the binary, the source tree).
+std::string KnowledgeDir();
+
+// The peaks to use for (arch, device name): the store's calibrated device when it has one, else
+// the datasheet whose name matches `device` (case-insensitive substring), else the first
+// datasheet of that arch (sm90 -> H100 unless the name says H200). False when none is known.
+bool ResolveHardware(Store* store, const KnowledgeBase& kb, const std::string& arch, const std::string& device,
+                     HardwareSpec* out, std::string* err);
+
+// ---- Analysis ----
+
+// Fields decoded from a library kernel's name (cuBLAS nvjet, sm90_xmma, CUTLASS 3.x).
+struct KernelNameFields {
+  bool decoded = false;
+  std::string library;        // nvjet | xmma | cutlass
+  std::string arch;           // "sm90"
+  int tile_m = 0, tile_n = 0, tile_k = 0;   // CTA tile; tile_k is the k-step per stage
+  int stages = 0;             // smem pipeline depth, 0 when the name does not say
+  int cluster_m = 0, cluster_n = 0, cluster_k = 0;  // 0 when the name does not say
+  std::string schedule;       // cooperative | pingpong | warpspecialized | ""
+  bool warp_specialized = false;
+  bool tma = false;           // the name says TMA loads/epilogue
+  std::string dtype;          // "bf16", "h" (half), "f16_f16_f32", ...
+  std::string layout;         // "NNT", "tnn", ...
+  std::vector<std::pair<std::string, std::string>> fields;  // every decoded field -> its meaning
+};
+bool DecodeKernelName(const std::string& name, KernelNameFields* out);
+
+// Instruction classes in disassembly (cuobjdump -sass / nvdisasm text): class -> count.
+// Classes: HGMMA, UTMALDG, UTMASTG, UTMAPF, SYNCS, LDGSTS, LDSM, HMMA, LDG.128, STG.128, LDG, STG,
+// LDS, STS, SHFL, BAR, MEMBAR, WARPSYNC, UTCMMA, LDTM, STTM, ATOM, RED, FFMA, ... (see sass_classifier.cc)
+std::map<std::string, int> ClassifySass(const std::string& sass);
+// Disassembles a cubin with the toolkit's cuobjdump/nvdisasm when present; false with err when not.
+bool DisassembleCubin(const std::string& cubin, std::string* sass, std::string* err);
+
+// Turns one profile into observations (launch shape, name fields, metrics, SASS classes,
+// roofline). `hw` may be null (no roofline then). Observations carry operator/arch/subject/config.
+// `flops_peak` names the peak the FLOPs are measured against ("bf16_tflops", "fp8_tflops", ...).
+std::vector<Observation> AnalyzeKernel(const KernelProfile& profile, const std::string& operator_name,
+                                       const std::string& arch, const HardwareSpec* hw, const KnowledgeBase& kb,
+                                       const std::string& flops_peak = "bf16_tflops");
+
+// The shape regime of a config: gemm-like categories (gemm, conv, attention, moe): "skinny"
+// (min(M,N) <= 256), "small" (fewer FLOPs than a 2048^3 GEMM), "large"; other categories: "small"
+// (< 32 MiB moved), "large". "any" when the config or its formulas are unknown.
+std::string ShapeRegime(const OperatorSpec& op, const std::string& config);
+
+// ---- Distillation ----
+
+// Observations of a reference become mechanism hypotheses: (scope, evidence) pairs.
+struct Hypothesis {
+  DecisionScope scope;
+  EvidenceRecord evidence;
+};
+std::vector<Hypothesis> HypothesesFromObservations(const std::vector<Observation>& obs, const std::string& category,
+                                                   const std::string& regime, const std::string& device);
+
+// THE entry point for a profiled kernel: analyses `profile` (its label is the subject, its config
+// the config), stores the operator, profile, observations and hypotheses for (op, arch) in one
+// transaction. `observations` (optional) receives what was observed.
+bool AnalyzeAndRecord(Store& store, const OperatorSpec& op, const std::string& arch, const KernelProfile& profile,
+                      std::vector<Observation>* observations, std::string* err);
+// The same with an explicit knowledge base and device name (for the roofline peaks).
+bool AnalyzeAndRecord(Store& store, const KnowledgeBase& kb, const OperatorSpec& op, const std::string& arch,
+                      const std::string& device, const KernelProfile& profile,
+                      std::vector<Observation>* observations, std::string* err);
+
+// An attempt's outcome as evidence for the mechanisms its candidate claims: per regime of the
+// operator's configs, speedup >= 1.02 supports, <= 0.98 contradicts; outcomes that were never
+// timed (compile_error, wrong, crash, ...) are no evidence. Metric deltas (candidate minus
+// incumbent) are attached when both metric maps are given.
+struct AttemptEvidenceInput {
+  const OperatorSpec* op = nullptr;
+  std::string arch;
+  std::string device;
+  std::string run_id, attempt_id;
+  std::string candidate_hash;
+  std::vector<std::string> mechanisms;   // claimed by the manifest
+  ParamAssignment params;                // the settings
+  const EvalResult* result = nullptr;
+  std::map<std::string, double> candidate_metrics, incumbent_metrics;  // optional
+};
+bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::vector<DecisionRecord>* updated,
+                           std::string* err);
+
+// The derived state of a decision from its evidence (used by the store; exposed for tests).
+void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord* d);
+
+// ---- Retrieval ----
+
+// Ranked decisions for (arch, category, regime): regime-specific and "any" ones, validated first,
+// refuted ones last (an agent avoids them), at most `limit`.
+bool RetrieveDecisions(Store& store, const std::string& arch, const std::string& category, const std::string& regime,
+                       int limit, std::vector<RetrievedDecision>* out, std::string* err);
+// Prompt text: what to prefer, what to avoid, with the catalogue's words for each mechanism.
+std::string RenderDecisionsPrompt(const std::vector<RetrievedDecision>& decisions, const KnowledgeBase& kb);
+// Observations rendered as short text lines (the incumbent summary of a proposal context).
+std::string RenderObservations(const std::vector<Observation>& obs);
+
+}  // namespace forgek

@@ -1,0 +1,102 @@
+// The run loop: propose, compile, evaluate, learn, and seal the winner (DESIGN.md "Data flow").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "forgek/agent.h"
+#include "forgek/compile.h"
+#include "forgek/evaluation.h"
+#include "forgek/operator_spec.h"
+
+namespace forgek {
+
+class Store;
+
+struct RunOptions {
+  std::string arch = "sm90";
+  int iterations = 24;       // attempts (evaluated candidates); 0: no limit
+  double time_s = 0;         // wall-time budget in seconds; 0: none
+  int patience = 0;          // stop after this many attempts without a new best; 0: never
+  int batch = 4;             // proposals asked of the agent at a time (compiled in parallel)
+  bool compile_only = false; // agent + compile, no GPU
+  int seeds = 2;             // fresh seeds for correctness
+  double deadline_s = 10;    // per launch
+  double min_gain = 0.01;    // a seal must be at least 1% faster beyond noise
+  bool allow_seal = true;
+  std::vector<std::string> configs;  // evaluate only these (sealing then needs every config: off)
+  std::string resume_run;    // continue this run's history
+};
+
+// What the loop works with. Only `agent` and `compiler` are required.
+struct RunServices {
+  Agent* agent = nullptr;
+  Compiler* compiler = nullptr;
+  Evaluator* evaluator = nullptr;  // null with compile_only
+  // Evaluators on further GPUs of the host: candidates go to whichever evaluator is free; each
+  // times its candidate against the incumbent on its own GPU. The first evaluator also does
+  // the incumbent's analysis and the sealing confirmation.
+  std::vector<Evaluator*> more_evaluators;
+  Store* store = nullptr;          // null: nothing recorded, nothing learned across runs
+  std::function<bool()> stop_requested;               // Ctrl-C: finish the current evaluation, then stop
+  std::function<void(const std::string&)> progress;   // one status line (live or logged)
+  std::function<void(const std::string&)> run_started;  // the run's id, once it is recorded
+};
+
+struct ConfigComparison {
+  std::string config;
+  double incumbent_us = 0, best_us = 0, expert_us = 0;
+  double speedup = 0;         // incumbent / best
+  double speedup_vs_expert = 0;
+  double incumbent_sol_pct = 0, best_sol_pct = 0;
+};
+
+struct RunSummary {
+  std::string run_id;
+  std::string operator_name, arch, agent, device;
+  std::string incumbent;      // "reference (cublas.gemm_bf16)" or "seal <id>"
+  std::string stop_reason;    // iterations | time | patience | interrupted | exhausted | error
+  int attempts = 0;
+  std::map<std::string, int> outcomes;  // outcome name -> count
+  double best_speedup = 0;    // geomean vs the incumbent (0: nothing timed)
+  double best_speedup_vs_expert = 0;
+  int best_iteration = -1;
+  std::string best_candidate_hash, best_family;
+  ParamAssignment best_params;
+  std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
+  std::vector<ConfigComparison> configs;
+  std::vector<std::string> decisions_learned;  // one line each
+  std::string seal_id;        // "" when nothing was sealed
+  std::string seal_reason;    // why it was sealed, or why not
+  double wall_s = 0;
+  double candidates_per_minute = 0;
+
+  // The first attempt (1-based) whose best-so-far reaches `speedup`; -1 when never.
+  int AttemptsToReach(double speedup) const;
+};
+
+// Runs the loop for `op`. Returns false with `err` only for failures that prevent a run
+// (no incumbent, store errors); a run that stops early still returns true with its summary.
+bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
+                     std::string* err);
+
+// The sealing rule (DESIGN.md): correct on every config, geomean faster than the incumbent beyond
+// noise and by at least `min_gain`, and no config slower beyond its noise.
+struct SealVerdict {
+  bool seal = false;
+  std::string reason;
+};
+SealVerdict DecideSeal(const EvalResult& confirmation, size_t operator_configs, double min_gain);
+
+}  // namespace forgek
+
+namespace forgek {
+
+// The end-of-run summary as text for a person (a table per config) and as JSON for scripts.
+std::string RunSummaryText(const RunSummary& s);
+std::string RunSummaryJson(const RunSummary& s);
+
+}  // namespace forgek

@@ -1,0 +1,42 @@
+// Moving knowledge between stores: JSON export and import, merging another store, forgetting.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "forgek/store.h"
+
+namespace forgek {
+
+// Every table of `store` as one JSON document ({"format": "forgek-knowledge", "schema": N, ...}),
+// rows ordered by key, so that export -> import into an empty store -> export gives the same text.
+bool ExportStore(Store& store, std::string* json_text, std::string* err);
+
+struct ImportStats {
+  std::map<std::string, int> added;    // table -> rows that were new
+  std::map<std::string, int> present;  // table -> rows already there (kept as they are)
+  int decisions_updated = 0;           // decisions re-derived because they gained evidence
+};
+
+// Adds the rows of an exported document to `store` in one transaction: rows whose key is already
+// present are kept (content-hashed ids make equal knowledge collide), evidence from both sides is
+// kept and the decisions that gained evidence are re-derived. A malformed document is an error
+// naming the table, row and field, and changes nothing. `origin` names the input in messages.
+bool ImportStore(Store& store, const std::string& json_text, const std::string& origin, ImportStats* stats,
+                 std::string* err);
+
+// Merges the store file at `other_path` (opened read-only) into `store`.
+bool MergeStore(Store& store, const std::string& other_path, ImportStats* stats, std::string* err);
+
+// What to forget. Set exactly one of decision / operator_name / mechanism (arch narrows the last two).
+struct ForgetQuery {
+  std::string decision;       // a decision id or unique prefix: the decision and its evidence
+  std::string operator_name;  // observations and profiles of the operator, and its evidence in decisions
+  std::string mechanism;      // every decision about the mechanism
+  std::string arch;
+};
+// Removes what `q` selects in one transaction; decisions left without evidence are removed, the
+// others re-derived. *removed counts rows removed per table.
+bool Forget(Store& store, const ForgetQuery& q, std::map<std::string, int>* removed, std::string* err);
+
+}  // namespace forgek

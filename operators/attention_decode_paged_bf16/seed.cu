@@ -1,0 +1,264 @@
+/* forgek
+{
+  "name": "attention_decode_paged_bf16_seed",
+  "mechanisms": ["cp_async", "mma_sync", "online_softmax", "split_k"],
+  "params": {"SPLIT": 4096, "TILE": 64, "HEAD_DIM": 128},
+  "let": {"splits": "CTX / SPLIT",
+          "smem_bytes": "4*TILE*HEAD_DIM*2 + 16*HEAD_DIM*2"},
+  "constraints": ["D == HEAD_DIM", "HEAD_DIM % 16 == 0", "HEAD_DIM >= 64", "CTX % SPLIT == 0", "SPLIT % TILE == 0",
+                  "TILE == 64", "HQ % HKV == 0", "HQ / HKV <= 16", "smem_bytes >= 4*4*16*HEAD_DIM"],
+  "workspaces": [
+    {"name": "part_o",   "bytes": "4*BATCH*HQ*splits*HEAD_DIM", "zero": false},
+    {"name": "part_lse", "bytes": "4*BATCH*HQ*splits",          "zero": false}
+  ],
+  "launches": [
+    {"kernel": "decode_split_kv",
+     "grid": ["splits", "HKV", "BATCH"], "block": [128], "smem": "smem_bytes",
+     "args": ["q", "k_cache", "v_cache", "page_table", "part_o", "part_lse", "HQ", "HKV", "CTX", "PAGE", "softmax_scale"]},
+    {"kernel": "decode_merge_splits",
+     "grid": ["HQ", "BATCH"], "block": ["HEAD_DIM"],
+     "args": ["part_o", "part_lse", "o", "HQ", "splits"]}
+  ]
+}
+*/
+// Seed for attention_decode_paged_bf16: the expert reference's kernels with the context left whole
+// (SPLIT = 4096 = CTX: one block per (kv head, sequence), only BATCH*HKV = 512 blocks, and a merge
+// pass over a single split), a plain starting point; splitting the context is the first win.
+// Flash decoding on mma.sync tensor cores.
+//
+// Kernel 1, one block per (split, kv head, sequence): the G = HQ/HKV query heads that share the kv
+// head are the rows of one m16 mma tile (rows >= G are zero queries whose results are dropped), so
+// each K/V row fetched from the paged cache serves all G heads at once. The block walks its SPLIT
+// tokens in tiles of 64 (4 pages of 16), gathered through the page table by cp.async into a
+// double-buffered K/V tile; each of the 4 warps takes 16 tokens of a tile:
+//   S[16 x 16] = Q K^T     (K [token][d] is d-contiguous: the mma's "col" B layout),
+//   online softmax per row (scores in log2 units: softmax_scale * log2 e folded into one multiply),
+//   O[16 x D] += P V       (P from the S accumulators as A fragments, V by ldmatrix.trans).
+// At the end the 4 warps' (max, sum, O) are merged in shared memory and the block writes, per head,
+// O/l (fp32) and the log2-sum-exp lse = m + log2(l) of its split.
+// Kernel 2, one block per (head, sequence), one thread per d: o = sum_s 2^(lse_s - L) O_s with
+// L = log2 sum_s 2^lse_s, rounded to bf16 (the state-merge rule of split-KV decoding).
+// (The reference splits the context in 8: BATCH*HKV*8 = 4096 blocks keep every SM streaming the
+// cache, which is the whole cost of this memory-bound op.)
+#include <cuda_bf16.h>
+
+#define WARPS 4
+#define THREADS 128
+#define CHUNKS (HEAD_DIM / 8)   // 16-byte chunks per K/V row
+#define KSTEPS (HEAD_DIM / 16)  // k16 steps over the head dimension
+#define DTILES (HEAD_DIM / 8)   // n8 tiles of O
+#define NEG_INF __int_as_float(0xff800000)  // -inf (math.h is not available under NVRTC)
+
+__device__ __forceinline__ int swz(int row, int chunk) { return chunk ^ (row & 7); }
+
+__device__ __forceinline__ unsigned smem_addr(const void* p)
+{
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src)
+{
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
+{
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const void* p)
+{
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void mma_bf16_16816(float d[4], const unsigned a[4], unsigned b0, unsigned b1)
+{
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
+{
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&v);
+}
+__device__ __forceinline__ float quad_max(float v)
+{
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v)
+{
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
+                const __nv_bfloat16* __restrict__ k_cache,  // [NUM_PAGES, PAGE, HKV, D]
+                const __nv_bfloat16* __restrict__ v_cache,  // [NUM_PAGES, PAGE, HKV, D]
+                const int* __restrict__ page_table,         // [BATCH, CTX / PAGE]
+                float* __restrict__ part_o,                 // [BATCH, HQ, splits, D]: O / l per split
+                float* __restrict__ part_lse,               // [BATCH, HQ, splits]: m + log2 l per split
+                int HQ, int HKV, int CTX, int PAGE, float softmax_scale)
+{
+  extern __shared__ __align__(128) unsigned char smem[];
+  __nv_bfloat16* const sK = reinterpret_cast<__nv_bfloat16*>(smem);  // 2 x [TILE][D]
+  __nv_bfloat16* const sV = sK + 2 * TILE * HEAD_DIM;                  // 2 x [TILE][D]
+  __nv_bfloat16* const sQ = sV + 2 * TILE * HEAD_DIM;                  // [16][D]: rows >= G are zero
+  __shared__ float s_max[WARPS][16], s_sum[WARPS][16];
+
+  const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+  const int splits = gridDim.x;
+  const int G = HQ / HKV;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int tok0 = split * SPLIT;
+  const int* const pages = page_table + (size_t)b * (CTX / PAGE);
+
+  // Gathers tokens [first, first + TILE) of this sequence: K and V rows of head kvh, one cp.async
+  // group. Row r of the tile is token first + r, found through its page.
+  auto load_tile = [&](int first, int buf) {
+#pragma unroll
+    for (int i = 0; i < TILE * CHUNKS / THREADS; ++i) {
+      const int e = threadIdx.x + i * THREADS, r = e / CHUNKS, ch = e % CHUNKS;
+      const int tok = first + r;
+      const size_t row = (((size_t)pages[tok / PAGE] * PAGE + tok % PAGE) * HKV + kvh) * HEAD_DIM + ch * 8;
+      const int dst = (buf * TILE + r) * HEAD_DIM + swz(r, ch) * 8;
+      cp_async_16(sK + dst, k_cache + row);
+      cp_async_16(sV + dst, v_cache + row);
+    }
+    cp_async_commit();
+  };
+
+  load_tile(tok0, 0);
+  // Q rows: head kvh*G + r for r < G, zeros below (plain stores; published by the first barrier).
+  for (int e = threadIdx.x; e < 16 * CHUNKS; e += THREADS) {
+    const int r = e / CHUNKS, ch = e % CHUNKS;
+    uint4 val = make_uint4(0u, 0u, 0u, 0u);
+    if (r < G) val = *reinterpret_cast<const uint4*>(q + ((size_t)b * HQ + kvh * G + r) * HEAD_DIM + ch * 8);
+    *reinterpret_cast<uint4*>(sQ + r * HEAD_DIM + swz(r, ch) * 8) = val;
+  }
+
+  unsigned qf[KSTEPS][4];
+  float acc_o[DTILES][4] = {};
+  float row_max[2] = {NEG_INF, NEG_INF}, row_sum[2] = {0.0f, 0.0f};  // rows g, g+8; log2 units
+  const float c = softmax_scale * 1.4426950408889634f;
+  const int tiles = SPLIT / TILE;
+
+  for (int i = 0; i < tiles; ++i) {
+    const int buf = i & 1;
+    cp_async_wait_all();  // tile i landed (this thread's copies) ...
+    __syncthreads();      // ... everyone's; and buffer buf^1 is no longer read (iteration i-1)
+    if (i + 1 < tiles) load_tile(tok0 + (i + 1) * TILE, buf ^ 1);
+    if (i == 0) {
+#pragma unroll
+      for (int ks = 0; ks < KSTEPS; ++ks) {
+        const int r = lane % 16, ch = ks * 2 + lane / 16;
+        ldmatrix_x4(qf[ks], sQ + r * HEAD_DIM + swz(r, ch) * 8);
+      }
+    }
+    const __nv_bfloat16* const kt = sK + buf * TILE * HEAD_DIM;
+    const __nv_bfloat16* const vt = sV + buf * TILE * HEAD_DIM;
+    const int w0 = warp * 16;  // this warp's 16 tokens of the tile
+
+    // S[16 heads x 16 tokens] = Q K^T: two n8 tiles of tokens.
+    float acc_s[2][4] = {};
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      const int r = w0 + lane % 8 + 8 * (lane / 16), ch = ks * 2 + (lane / 8) % 2;
+      unsigned kf[4];
+      ldmatrix_x4(kf, kt + r * HEAD_DIM + swz(r, ch) * 8);
+      mma_bf16_16816(acc_s[0], qf[ks], kf[0], kf[1]);
+      mma_bf16_16816(acc_s[1], qf[ks], kf[2], kf[3]);
+    }
+
+    // Online softmax, rows g (e = 0, 1) and g+8 (e = 2, 3); no mask: every token is visible.
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      float mx = fmaxf(fmaxf(acc_s[0][2 * hr], acc_s[0][2 * hr + 1]), fmaxf(acc_s[1][2 * hr], acc_s[1][2 * hr + 1]));
+      mx = quad_max(mx) * c;
+      const float m_new = fmaxf(row_max[hr], mx);
+      const float alpha = exp2f(row_max[hr] - m_new);  // 0 on the first tile (-inf - finite)
+      row_max[hr] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const float p0 = exp2f(acc_s[nt][2 * hr] * c - m_new), p1 = exp2f(acc_s[nt][2 * hr + 1] * c - m_new);
+        acc_s[nt][2 * hr] = p0, acc_s[nt][2 * hr + 1] = p1;
+        sum += p0 + p1;
+      }
+      row_sum[hr] = row_sum[hr] * alpha + quad_sum(sum);
+#pragma unroll
+      for (int dt = 0; dt < DTILES; ++dt) acc_o[dt][2 * hr] *= alpha, acc_o[dt][2 * hr + 1] *= alpha;
+    }
+    unsigned pf[4] = {pack_bf16x2(acc_s[0][0], acc_s[0][1]), pack_bf16x2(acc_s[0][2], acc_s[0][3]),
+                      pack_bf16x2(acc_s[1][0], acc_s[1][1]), pack_bf16x2(acc_s[1][2], acc_s[1][3])};
+
+    // O += P V over the warp's 16 tokens.
+#pragma unroll
+    for (int dp = 0; dp < DTILES / 2; ++dp) {
+      const int r = w0 + lane % 16, ch = dp * 2 + lane / 16;
+      unsigned vf[4];
+      ldmatrix_x4_trans(vf, vt + r * HEAD_DIM + swz(r, ch) * 8);
+      mma_bf16_16816(acc_o[2 * dp], pf, vf[0], vf[1]);
+      mma_bf16_16816(acc_o[2 * dp + 1], pf, vf[2], vf[3]);
+    }
+  }
+
+  // Merge the 4 warps' states. The K/V tiles are dead now: reuse them as s_o [WARPS][16][D] fp32.
+  __syncthreads();  // every warp has finished reading the tiles
+  float* const s_o = reinterpret_cast<float*>(smem);
+  if (t == 0) {
+    s_max[warp][g] = row_max[0], s_sum[warp][g] = row_sum[0];
+    s_max[warp][g + 8] = row_max[1], s_sum[warp][g + 8] = row_sum[1];
+  }
+#pragma unroll
+  for (int dt = 0; dt < DTILES; ++dt) {
+    const int col = dt * 8 + 2 * t;
+    s_o[(warp * 16 + g) * HEAD_DIM + col] = acc_o[dt][0];
+    s_o[(warp * 16 + g) * HEAD_DIM + col + 1] = acc_o[dt][1];
+    s_o[(warp * 16 + g + 8) * HEAD_DIM + col] = acc_o[dt][2];
+    s_o[(warp * 16 + g + 8) * HEAD_DIM + col + 1] = acc_o[dt][3];
+  }
+  __syncthreads();
+
+  // One thread per (head row r < G, d): combine the warps, normalise, write the split's state.
+  for (int e = threadIdx.x; e < G * HEAD_DIM; e += THREADS) {
+    const int r = e / HEAD_DIM, d = e % HEAD_DIM;
+    float m = NEG_INF;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) m = fmaxf(m, s_max[w][r]);
+    float l = 0.0f, acc = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+      const float f = exp2f(s_max[w][r] - m);
+      l += f * s_sum[w][r];
+      acc += f * s_o[(w * 16 + r) * HEAD_DIM + d];
+    }
+    const size_t state = ((size_t)b * HQ + kvh * G + r) * splits + split;
+    part_o[state * HEAD_DIM + d] = acc / l;
+    if (d == 0) part_lse[state] = m + __log2f(l);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(HEAD_DIM)
+decode_merge_splits(const float* __restrict__ part_o,    // [BATCH, HQ, splits, D]
+                    const float* __restrict__ part_lse,  // [BATCH, HQ, splits]
+                    __nv_bfloat16* __restrict__ o,       // [BATCH, HQ, D]
+                    int HQ, int splits)
+{
+  const int h = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
+  const size_t state0 = ((size_t)b * HQ + h) * splits;
+  float L = NEG_INF;
+  for (int s = 0; s < splits; ++s) L = fmaxf(L, part_lse[state0 + s]);
+  float num = 0.0f, den = 0.0f;
+  for (int s = 0; s < splits; ++s) {
+    const float f = exp2f(part_lse[state0 + s] - L);
+    num += f * part_o[(state0 + s) * HEAD_DIM + d];
+    den += f;
+  }
+  o[((size_t)b * HQ + h) * HEAD_DIM + d] = __float2bfloat16(num / den);
+}

@@ -1,0 +1,76 @@
+/* forgek
+{
+  "name": "cumsum_golden_fp64",
+  "params": {"TILE": 1024},
+  "let": {"tiles": "ceil_div(N, TILE)"},
+  "workspaces": [
+    {"name": "tile_sum",    "bytes": "8*tiles", "zero": false},
+    {"name": "tile_offset", "bytes": "8*tiles", "zero": false}
+  ],
+  "launches": [
+    {"kernel": "cumsum_golden_tile_sums",   "grid": ["tiles"], "block": ["TILE"], "args": ["x", "tile_sum", "N"]},
+    {"kernel": "cumsum_golden_tile_offsets", "grid": [1],      "block": ["TILE"], "args": ["tile_sum", "tile_offset", "tiles"]},
+    {"kernel": "cumsum_golden_scan_tiles",  "grid": ["tiles"], "block": ["TILE"], "args": ["x", "tile_offset", "y", "N"]}
+  ]
+}
+*/
+// The truth for cumsum_fp32: y[i] = x[0] + ... + x[i], every sum in fp64, each y rounded once to
+// fp32. Reduce-then-scan in three launches over tiles of TILE elements (one element per thread):
+//   1. tile_sum[t]    = sum of tile t                               (fp64 shared-memory tree)
+//   2. tile_offset[t] = tile_sum[0] + ... + tile_sum[t-1]          (one CTA: chunks, then a scan)
+//   3. y[i]           = tile_offset[t] + inclusive scan within tile t (fp64 Hillis-Steele scan)
+// fp64 rounding (2^-53 relative per add, ~2^18 adds on the longest path) stays ~1e-11 relative,
+// far below the fp32 ulp of the output. THREADS = TILE must be a power of two.
+
+// Inclusive Hillis-Steele scan of one double per thread over the CTA (TILE threads).
+__device__ double cta_inclusive_scan(double value) {
+  __shared__ double buf[TILE];  // [TILE] running prefix sums
+  buf[threadIdx.x] = value;
+  __syncthreads();
+  for (int step = 1; step < TILE; step *= 2) {
+    const double add = threadIdx.x >= step ? buf[threadIdx.x - step] : 0.0;
+    __syncthreads();  // everyone has read before anyone writes
+    buf[threadIdx.x] += add;
+    __syncthreads();
+  }
+  return buf[threadIdx.x];
+}
+
+extern "C" __global__ void __launch_bounds__(TILE)
+cumsum_golden_tile_sums(const float* __restrict__ x,  // [N]
+                        double* __restrict__ tile_sum,  // [tiles]
+                        int N) {
+  const long long i = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;
+  const double v = i < N ? static_cast<double>(x[i]) : 0.0;
+  const double inclusive = cta_inclusive_scan(v);
+  if (threadIdx.x == TILE - 1) tile_sum[blockIdx.x] = inclusive;  // the whole tile
+}
+
+extern "C" __global__ void __launch_bounds__(TILE)
+cumsum_golden_tile_offsets(const double* __restrict__ tile_sum,  // [tiles]
+                           double* __restrict__ tile_offset,     // [tiles] exclusive prefix
+                           int tiles) {
+  // Thread k owns the contiguous chunk [k*per, (k+1)*per) of tiles: sum it, scan the chunk sums
+  // across the CTA, then walk the chunk again writing exclusive prefixes.
+  const int per = (tiles + TILE - 1) / TILE;
+  const int begin = threadIdx.x * per;
+  const int end = min(begin + per, tiles);
+  double chunk = 0.0;
+  for (int t = begin; t < end; ++t) chunk += tile_sum[t];
+  double running = cta_inclusive_scan(chunk) - chunk;  // exclusive: the chunks before this one
+  for (int t = begin; t < end; ++t) {
+    tile_offset[t] = running;
+    running += tile_sum[t];
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(TILE)
+cumsum_golden_scan_tiles(const float* __restrict__ x,             // [N]
+                         const double* __restrict__ tile_offset,  // [tiles]
+                         float* __restrict__ y,                   // [N]
+                         int N) {
+  const long long i = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;
+  const double v = i < N ? static_cast<double>(x[i]) : 0.0;
+  const double inclusive = cta_inclusive_scan(v);
+  if (i < N) y[i] = static_cast<float>(tile_offset[blockIdx.x] + inclusive);
+}

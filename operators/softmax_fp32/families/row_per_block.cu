@@ -1,0 +1,132 @@
+/* forgek
+{
+  "name": "softmax_row_per_block",
+  "mechanisms": ["online_softmax", "warp_shuffle_reduction", "vector_16B", "smem_row_cache",
+                 "streaming_store"],
+  "params": {"BLOCK": [128, 256, 512, 1024], "VEC": [1, 2, 4], "SMEM_CACHE": [0, 1]},
+  "let": {"row_smem": "SMEM_CACHE*4*N"},
+  "constraints": ["N % VEC == 0", "row_smem <= 230400"],
+  "launches": [
+    {"kernel": "softmax_row_per_block", "grid": ["M"], "block": ["BLOCK"], "smem": "row_smem",
+     "args": ["x", "y", "M", "N"]}
+  ]
+}
+*/
+// Softmax over the last axis of an fp32 [M, N] row-major matrix, one CTA of BLOCK threads per row.
+//   pass 1: online softmax over x: each thread keeps a running (max, sum of exp(x - max)) over
+//           packs idx = t, t+BLOCK, ...; with SMEM_CACHE the packs are also kept in shared memory.
+//   reduce: warps merge their states by shuffles, warp 0 merges the BLOCK/32 warp states.
+//   pass 2: y = exp(x - max) / sum, reading x again: from shared memory (SMEM_CACHE = 1: one DRAM
+//           read per element, but a 4*N-byte footprint limits CTAs per SM) or from global memory
+//           (SMEM_CACHE = 0: the row was just read, so the re-read mostly hits L2).
+// Works for any N (N % VEC == 0); the family's fallback for rows too long for registers.
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kWarps = BLOCK / kWarp;
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+// VEC consecutive floats of a row, moved as one VEC*4-byte access.
+template <int V> struct VectorOf;
+template <> struct VectorOf<1> { using type = float; };
+template <> struct VectorOf<2> { using type = float2; };
+template <> struct VectorOf<4> { using type = float4; };
+using Vector = VectorOf<VEC>::type;
+struct alignas(4 * VEC) Pack {
+  float v[VEC];
+};
+
+__device__ __forceinline__ Pack load_pack(const float* p) { return *reinterpret_cast<const Pack*>(p); }
+
+// Last read of x by this kernel: evict-first, so it does not push still-needed rows out of L2.
+__device__ __forceinline__ Pack load_pack_last_use(const float* p) {
+  const Vector t = __ldcs(reinterpret_cast<const Vector*>(p));
+  return *reinterpret_cast<const Pack*>(&t);
+}
+
+// y is never read again by this kernel: streaming stores.
+__device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
+  __stcs(reinterpret_cast<Vector*>(p), *reinterpret_cast<const Vector*>(&pack));
+}
+
+// The online-softmax state of a set of values: their max and the sum of exp(value - max).
+struct RowStat {
+  float max;
+  float sum;
+};
+
+// Adds one pack: rescale the running sum once per pack (VEC+1 exps per VEC elements), not per element.
+__device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
+  float pack_max = p.v[0];
+#pragma unroll
+  for (int j = 1; j < VEC; ++j) pack_max = fmaxf(pack_max, p.v[j]);
+  const float m = fmaxf(s.max, pack_max);
+  float sum = s.sum * __expf(s.max - m);  // exp(-inf) = 0 for the empty start state
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) sum += __expf(p.v[j] - m);
+  return {m, sum};
+}
+
+// Symmetric bit for bit, so every lane of a butterfly ends with the same state.
+__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
+  const float m = fmaxf(a.max, b.max);
+  if (m == neg_inf()) return {m, 0.f};  // both empty (threads past a short row's end)
+  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+}
+
+__device__ __forceinline__ RowStat warp_merge(RowStat s) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
+    s = merge(s, other);
+  }
+  return s;
+}
+
+// The whole CTA's state, returned to every thread.
+__device__ __forceinline__ RowStat block_merge(RowStat s) {
+  __shared__ RowStat warp_stat[kWarps];
+  __shared__ RowStat block_stat;
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  s = warp_merge(s);
+  if (lane == 0) warp_stat[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    RowStat w = lane < kWarps ? warp_stat[lane] : RowStat{neg_inf(), 0.f};
+    w = warp_merge(w);
+    if (lane == 0) block_stat = w;
+  }
+  __syncthreads();
+  return block_stat;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+softmax_row_per_block(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
+  extern __shared__ float4 dynamic_smem[];
+  Pack* row_cache = reinterpret_cast<Pack*>(dynamic_smem);  // [N/VEC] packs when SMEM_CACHE
+
+  const int row = blockIdx.x;
+  if (row >= M) return;
+  const float* xrow = x + static_cast<size_t>(row) * N;
+  float* yrow = y + static_cast<size_t>(row) * N;
+  const int npacks = N / VEC;  // N % VEC == 0 (a manifest constraint) keeps every pack aligned
+
+  RowStat s{neg_inf(), 0.f};
+#pragma unroll 4
+  for (int idx = threadIdx.x; idx < npacks; idx += BLOCK) {
+    const Pack p = load_pack(xrow + idx * VEC);
+    if (SMEM_CACHE) row_cache[idx] = p;  // read back in pass 2 by this same thread: no barrier
+    s = absorb(s, p);
+  }
+  s = block_merge(s);
+
+  const float inv_sum = 1.f / s.sum;
+#pragma unroll 4
+  for (int idx = threadIdx.x; idx < npacks; idx += BLOCK) {
+    Pack p = SMEM_CACHE ? row_cache[idx] : load_pack_last_use(xrow + idx * VEC);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) p.v[j] = __expf(p.v[j] - s.max) * inv_sum;
+    store_pack(yrow + idx * VEC, p);
+  }
+}

@@ -1,0 +1,240 @@
+// The builtin evolutionary agent: a population over families with elitism, mutation, crossover,
+// architecture moves and priors from the knowledge store.
+#include "forgek/builtin_agent.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/family_space.h"
+#include "forgek/hash.h"
+
+namespace forgek {
+namespace {
+
+// Settings of a decision ({"BM":128,"STAGES":4}) as an assignment; non-integers are ignored.
+ParamAssignment ParseSettings(const std::string& text) {
+  ParamAssignment out;
+  if (text.empty()) return out;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.value().is_number_integer()) out[it.key()] = it.value().get<int64_t>();
+  return out;
+}
+
+bool Matches(const ParamAssignment& settings, const ParamAssignment& params) {
+  if (settings.empty()) return false;
+  for (const auto& [name, value] : settings) {
+    auto it = params.find(name);
+    if (it == params.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+bool Claims(const Candidate& family, const std::string& mechanism) {
+  const auto& m = family.manifest.mechanisms;
+  return std::find(m.begin(), m.end(), mechanism) != m.end();
+}
+
+std::string FamilyKey(const OperatorSpec& op, const Candidate& family) {
+  namespace fs = std::filesystem;
+  if (!op.dir.empty() && !family.path.empty()) {
+    fs::path rel = fs::path(family.path).lexically_relative(op.dir);
+    if (!rel.empty() && rel.native()[0] != '.') return rel.string();
+  }
+  return family.path.empty() ? family.manifest.name : family.path;
+}
+
+std::string DescribeChange(const ParamAssignment& from, const ParamAssignment& to) {
+  std::string text;
+  for (const auto& [name, value] : to) {
+    auto it = from.find(name);
+    if (it != from.end() && it->second == value) continue;
+    if (!text.empty()) text += ", ";
+    text += name + " " + (it == from.end() ? "?" : std::to_string(it->second)) + "->" + std::to_string(value);
+  }
+  return text.empty() ? "no change" : text;
+}
+
+struct Evaluated {
+  const AttemptSummary* attempt;
+  int family;
+};
+
+}  // namespace
+
+struct BuiltinAgent::Impl {
+  BuiltinAgentOptions opts;
+  Rng rng;
+  explicit Impl(BuiltinAgentOptions o) : opts(o), rng(o.seed) {}
+};
+
+BuiltinAgent::BuiltinAgent(BuiltinAgentOptions opts) : impl_(std::make_unique<Impl>(opts)) {}
+BuiltinAgent::~BuiltinAgent() = default;
+
+bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
+  out->clear();
+  if (!ctx.op) {
+    *err = "builtin agent: no operator in the context";
+    return false;
+  }
+  if (ctx.families.empty()) {
+    *err = "builtin agent: operator " + ctx.op->name + " declares no families to search (operator.json \"families\")";
+    return false;
+  }
+  const OperatorSpec& op = *ctx.op;
+  Rng& rng = impl_->rng;
+  const BuiltinAgentOptions& opts = impl_->opts;
+
+  std::vector<FamilySpace> spaces;
+  std::map<std::string, int> family_index;
+  for (size_t i = 0; i < ctx.families.size(); ++i) {
+    spaces.emplace_back(ctx.families[i], op);
+    family_index[FamilyKey(op, ctx.families[i])] = static_cast<int>(i);
+  }
+
+  // Priors: validated mechanisms raise a family's weight, refuted ones lower it; settings of
+  // validated decisions seed instances, settings of refuted ones are taboo.
+  std::vector<double> weight(ctx.families.size(), 1.0);
+  std::vector<std::vector<ParamAssignment>> preferred(ctx.families.size());
+  std::vector<std::vector<ParamAssignment>> taboo(ctx.families.size());
+  for (const RetrievedDecision& d : ctx.decisions) {
+    ParamAssignment settings = ParseSettings(d.settings);
+    for (size_t f = 0; f < ctx.families.size(); ++f) {
+      if (!Claims(ctx.families[f], d.mechanism)) continue;
+      if (d.verdict == "validated") {
+        weight[f] *= 1.0 + std::min(2.0, d.confidence * std::max(0.0, d.effect - 1.0) * 4.0);
+        if (!settings.empty()) preferred[f].push_back(settings);
+      } else if (d.verdict == "hypothesis") {
+        weight[f] *= 1.0 + 0.5 * d.confidence;
+        if (!settings.empty()) preferred[f].push_back(settings);
+      } else if (d.verdict == "refuted") {
+        if (settings.empty()) weight[f] *= std::max(0.05, 1.0 - 0.8 * d.confidence);
+        else taboo[f].push_back(settings);
+      }
+    }
+  }
+
+  std::set<std::string> seen;
+  std::vector<Evaluated> evaluated;
+  std::vector<double> family_best(ctx.families.size(), 0.0);
+  std::vector<int> family_tries(ctx.families.size(), 0);
+  double best = 0;
+  int stagnation = 0;
+  for (const AttemptSummary& a : ctx.history) {
+    seen.insert(a.candidate_hash);
+    auto it = family_index.find(a.family);
+    if (it == family_index.end()) continue;
+    int f = it->second;
+    ++family_tries[f];
+    bool timed = a.outcome == Outcome::faster || a.outcome == Outcome::slower;
+    if (!timed) continue;
+    evaluated.push_back({&a, f});
+    family_best[f] = std::max(family_best[f], a.geomean_speedup);
+    if (a.geomean_speedup > best * 1.005) {
+      best = a.geomean_speedup;
+      stagnation = 0;
+    } else {
+      ++stagnation;
+    }
+  }
+  std::sort(evaluated.begin(), evaluated.end(), [](const Evaluated& x, const Evaluated& y) {
+    return x.attempt->geomean_speedup > y.attempt->geomean_speedup;
+  });
+  if (evaluated.size() > static_cast<size_t>(opts.elite_count)) evaluated.resize(opts.elite_count);
+
+  auto is_taboo = [&](int f, const ParamAssignment& p) {
+    for (const ParamAssignment& t : taboo[f])
+      if (Matches(t, p)) return true;
+    return false;
+  };
+  // Accepts a proposal when it is new to the run and to this batch and avoids refuted settings.
+  auto accept = [&](int f, ParamAssignment params, std::string rationale) {
+    if (is_taboo(f, params)) return false;
+    std::string hash = CandidateHash(ctx.families[f].source, params);
+    if (!seen.insert(hash).second) return false;
+    Proposal p;
+    p.candidate = ctx.families[f];
+    p.params = std::move(params);
+    p.family = FamilyKey(op, ctx.families[f]);
+    p.rationale = std::move(rationale);
+    out->push_back(std::move(p));
+    return true;
+  };
+  auto fresh_instance = [&](int f, std::string why) {
+    // A validated setting first, then random draws.
+    for (const ParamAssignment& s : preferred[f]) {
+      ParamAssignment base;
+      if (!spaces[f].Sample(rng, &base)) return false;
+      if (spaces[f].Apply(s, &base) > 0 && spaces[f].Valid(base) &&
+          accept(f, base, why + "; settings from a validated decision"))
+        return true;
+    }
+    for (int tries = 0; tries < 16; ++tries) {
+      ParamAssignment p;
+      if (!spaces[f].Sample(rng, &p)) return false;
+      if (accept(f, p, why)) return true;
+    }
+    return false;
+  };
+  auto pick_family = [&](int exclude) {
+    // Weighted by priors, with a bonus for families not yet tried and for those near the best.
+    std::vector<double> w(weight);
+    for (size_t f = 0; f < w.size(); ++f) {
+      if (static_cast<int>(f) == exclude && w.size() > 1) w[f] = 0;
+      if (family_tries[f] == 0) w[f] *= 2.0;
+      if (best > 0 && family_best[f] >= 0.9 * best) w[f] *= 1.5;
+    }
+    std::discrete_distribution<int> dist(w.begin(), w.end());
+    return dist(rng);
+  };
+
+  const int wanted = std::max(1, ctx.max_candidates);
+  // First generation: every family not yet tried gets an instance, highest prior first.
+  std::vector<int> order(ctx.families.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weight[a] > weight[b]; });
+  for (int f : order) {
+    if (static_cast<int>(out->size()) >= wanted) break;
+    if (family_tries[f] == 0) fresh_instance(f, "first generation: family " + FamilyKey(op, ctx.families[f]));
+  }
+
+  const double move_rate = std::min(0.6, opts.base_move_rate + 0.05 * stagnation);
+  int guard = 0;
+  while (static_cast<int>(out->size()) < wanted && guard++ < wanted * 40) {
+    double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    if (evaluated.empty() || u < move_rate) {
+      int exclude = evaluated.empty() ? -1 : evaluated.front().family;
+      int f = pick_family(exclude);
+      fresh_instance(f, "architecture move to " + FamilyKey(op, ctx.families[f]) +
+                            (stagnation ? " after " + std::to_string(stagnation) + " attempts without progress" : ""));
+      continue;
+    }
+    // Tournament of two among the elites: the better one is the parent.
+    std::uniform_int_distribution<size_t> pick(0, evaluated.size() - 1);
+    const Evaluated& a = evaluated[pick(rng)];
+    const Evaluated& b = evaluated[pick(rng)];
+    const Evaluated& parent = a.attempt->geomean_speedup >= b.attempt->geomean_speedup ? a : b;
+    const Evaluated& other = &parent == &a ? b : a;
+    ParamAssignment child;
+    if (u < move_rate + opts.crossover_rate && other.family == parent.family && &other != &parent &&
+        spaces[parent.family].Crossover(parent.attempt->params, other.attempt->params, rng, &child)) {
+      accept(parent.family, child,
+             "crossover of attempts " + std::to_string(parent.attempt->iteration) + " and " +
+                 std::to_string(other.attempt->iteration));
+    } else if (spaces[parent.family].Mutate(parent.attempt->params, rng, &child)) {
+      char speed[32];
+      std::snprintf(speed, sizeof speed, "%.3fx", parent.attempt->geomean_speedup);
+      accept(parent.family, child,
+             "mutation of attempt " + std::to_string(parent.attempt->iteration) + " (" + speed + "): " +
+                 DescribeChange(parent.attempt->params, child));
+    }
+  }
+  return true;
+}
+
+}  // namespace forgek

@@ -1,0 +1,144 @@
+// Renders a proposal context as prompt text: the operator, its shapes, the hardware and the run so far.
+#include "agent/prompt_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace forgek {
+namespace {
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string OrNone(const std::string& text) { return text.empty() ? "(none)" : text; }
+
+std::string Cut(const std::string& text, size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  return text.substr(0, max_chars) + "\n[... cut: " + std::to_string(text.size() - max_chars) + " more characters]";
+}
+
+const char* RoleName(TensorRole r) {
+  switch (r) {
+    case TensorRole::input: return "input";
+    case TensorRole::output: return "output";
+    case TensorRole::inout: return "inout";
+  }
+  return "input";
+}
+
+std::string TensorLines(const OperatorSpec& op) {
+  std::vector<std::string> lines;
+  for (const auto& t : op.tensors) {
+    lines.push_back(fmt::format("- {} ({}, {}): [{}]", t.name, RoleName(t.role), DTypeName(t.dtype), Join(t.shape, ", ")));
+  }
+  for (const auto& s : op.scalars) {
+    lines.push_back(fmt::format("- {} (scalar, {}) = {:g}", s.name, DTypeName(s.dtype), s.value));
+  }
+  return OrNone(Join(lines, "\n"));
+}
+
+std::string ConfigLines(const OperatorSpec& op) {
+  std::vector<std::string> lines;
+  for (const auto& c : op.configs) {
+    std::vector<std::string> values, shapes;
+    for (const auto& [name, v] : c.values) values.push_back(fmt::format("{}={}", name, v));
+    for (const auto& t : op.tensors) {
+      std::vector<int64_t> shape;
+      Diagnostic diag;
+      if (op.TensorShape(t, c.values, &shape, &diag)) {
+        std::vector<std::string> dims;
+        for (int64_t d : shape) dims.push_back(std::to_string(d));
+        shapes.push_back(fmt::format("{} [{}]", t.name, Join(dims, ", ")));
+      }
+    }
+    lines.push_back(fmt::format("- {}: {}; {}", c.name, Join(values, ", "), Join(shapes, ", ")));
+  }
+  return OrNone(Join(lines, "\n"));
+}
+
+std::string ToleranceText(const Tolerance& t) {
+  if (t.exact) return "bit-exact";
+  std::string text = fmt::format("relative L2 error <= {:g}, max abs error <= {:g}", t.rel_l2, t.max_abs);
+  if (t.check != "elementwise") text += " (" + t.check + " check)";
+  return text;
+}
+
+std::string DecisionLines(const std::vector<RetrievedDecision>& decisions) {
+  std::vector<std::string> lines;
+  for (const auto& d : decisions) {
+    std::string text = d.text.empty() ? fmt::format("{} {}", d.mechanism, d.settings) : d.text;
+    lines.push_back(fmt::format("- [{}, effect x{:.2f}, confidence {:.2f}] {}", d.verdict, d.effect, d.confidence, text));
+  }
+  return OrNone(Join(lines, "\n"));
+}
+
+std::string FirstLines(const std::string& text, size_t max_chars) {
+  std::string one = text.substr(0, std::min(text.size(), max_chars));
+  std::replace(one.begin(), one.end(), '\n', ' ');
+  return text.size() > max_chars ? one + " ..." : one;
+}
+
+std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent) {
+  std::vector<std::string> lines;
+  size_t first = history.size() > static_cast<size_t>(std::max(recent, 0)) ? history.size() - recent : 0;
+  for (size_t i = first; i < history.size(); ++i) {
+    const auto& a = history[i];
+    std::vector<std::string> params;
+    for (const auto& [name, v] : a.params) params.push_back(fmt::format("{}={}", name, v));
+    std::string what = a.family.empty() ? "free-form kernel" : "family " + a.family;
+    if (!params.empty()) what += " (" + Join(params, ", ") + ")";
+    std::string speed = a.geomean_speedup > 0 ? fmt::format(", x{:.3f} vs incumbent", a.geomean_speedup) : "";
+    lines.push_back(fmt::format("- iteration {}: {} -> {}{}: {}", a.iteration, what, OutcomeName(a.outcome), speed,
+                                OrNone(FirstLines(a.feedback, 400))));
+  }
+  return OrNone(Join(lines, "\n"));
+}
+
+std::string IncumbentText(const ProposalContext& ctx) {
+  if (ctx.incumbent_source) {
+    return "The incumbent kernel (the one to beat):\n\n```cuda\n" + ctx.incumbent_source->source + "\n```";
+  }
+  if (ctx.op && !ctx.op->reference.library.empty()) {
+    return "The incumbent is the library call `" + ctx.op->reference.library + "` (no source).";
+  }
+  return "The incumbent has no source to show.";
+}
+
+}  // namespace
+
+TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts, const PromptTemplates& prompts,
+                              int variant, int variants) {
+  const OperatorSpec& op = *ctx.op;
+  TemplateVars v;
+  v["operator_name"] = op.name;
+  v["operator_category"] = op.category;
+  v["operator_description"] = OrNone(op.description);
+  v["operator_params"] = OrNone(Join(op.params, ", "));
+  v["tensors"] = TensorLines(op);
+  v["configs"] = ConfigLines(op);
+  v["tolerance"] = ToleranceText(op.tolerance);
+  v["arch"] = ctx.arch;
+  v["hardware"] = OrNone(ctx.hardware);
+  v["incumbent_summary"] = OrNone(ctx.incumbent_summary);
+  v["incumbent"] = IncumbentText(ctx);
+  v["decisions"] = DecisionLines(ctx.decisions);
+  v["history"] = HistoryLines(ctx.history, opts.recent_attempts);
+  v["candidate_format"] = prompts.Text("candidate_format.md");
+  v["variant"] = std::to_string(variant);
+  v["variants"] = std::to_string(variants);
+  return v;
+}
+
+TemplateVars RepairVariables(const AttemptSummary& attempt, const LlmOptions& opts) {
+  return {{"outcome", OutcomeName(attempt.outcome)}, {"feedback", Cut(attempt.feedback, opts.max_feedback_chars)}};
+}
+
+TemplateVars FormatRepairVariables(const std::string& problem, const LlmOptions& opts) {
+  return {{"problem", Cut(problem, opts.max_feedback_chars)}};
+}
+
+}  // namespace forgek

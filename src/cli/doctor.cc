@@ -1,0 +1,460 @@
+// `forgek doctor`: checks the toolkit, libraries, folders, LLM settings and GPU a run depends on.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <cublasLt.h>
+#include <cudnn.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "forgek/compile.h"
+#include "forgek/paths.h"
+#include "forgek/worker_protocol.h"
+
+namespace forgek::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct Check {
+  std::string what;
+  bool ok = false;
+  std::string detail;  // for a failure: what is wrong and what to do
+};
+
+// ---- running `forgek worker ...` without opening a CUDA context here ----
+
+struct ChildOutput {
+  bool started = false;
+  bool timed_out = false;
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `argv` with stdin closed, collecting both streams, and kills it after `timeout_s`.
+ChildOutput RunChild(const std::vector<std::string>& argv, double timeout_s) {
+  ChildOutput r;
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0) return r;
+  if (pipe(err_pipe) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return r;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return r;
+  }
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    std::vector<char*> args;
+    std::vector<std::string> copy = argv;
+    for (std::string& a : copy) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  r.started = true;
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(p.fd);
+        p.fd = -1;
+        --open_fds;
+      } else {
+        (&p == &fds[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (pollfd& p : fds)
+    if (p.fd >= 0) close(p.fd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return r;
+}
+
+// The last line of `text` that parses as a JSON object (logs may precede it).
+bool LastJsonLine(const std::string& text, nlohmann::json* out) {
+  std::istringstream in(text);
+  std::string line;
+  bool found = false;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) {
+      *out = std::move(j);
+      found = true;
+    }
+  }
+  return found;
+}
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.empty() ? "(no output)" : line;
+}
+
+// Why a worker run gave no usable answer, in words a user can act on.
+std::string WorkerFailure(const std::string& what, const ChildOutput& c, double timeout_s) {
+  if (!c.started) return "could not start `" + what + "`";
+  if (c.timed_out) return "`" + what + "` did not answer within " + std::to_string(static_cast<int>(timeout_s)) +
+                          " s (a hung driver or GPU?)";
+  return "`" + what + "` failed (exit " + std::to_string(c.exit_code) + "): " + FirstLine(c.err.empty() ? c.out : c.err);
+}
+
+// ---- formatting ----
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Gib(int64_t bytes) { return Fixed(static_cast<double>(bytes) / (1 << 30), 0) + " GiB"; }
+std::string Mib(int64_t bytes) { return Fixed(static_cast<double>(bytes) / (1 << 20), 0) + " MiB"; }
+
+// "130100" style (major*10000 + minor*100 + patch) as "13.1.0".
+std::string DottedVersion(size_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+// A URL with any user:password@ part removed: base URLs can carry credentials.
+std::string RedactUrl(const std::string& url) {
+  static const std::regex kUserInfo(R"(^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@)");
+  return std::regex_replace(url, kUserInfo, "$1***@");
+}
+
+// ---- the checks ----
+
+Check CheckToolkit() {
+  Check c{"cuda toolkit"};
+  std::string root = FORGEK_CUDA_ROOT;
+  std::vector<std::string> missing;
+  for (const char* header : {"include/cuda.h", "include/cuda_bf16.h", "include/nvrtc.h", "include/cccl/cuda/barrier"})
+    if (!fs::exists(fs::path(root) / header)) missing.push_back(header);
+  if (!missing.empty()) {
+    c.detail = root + " lacks " + missing.front() +
+               ": install the CUDA 13 toolkit there or rebuild forgek with -DFORGEK_CUDA_ROOT=<toolkit>";
+    return c;
+  }
+  std::ifstream cuda_h(fs::path(root) / "include/cuda.h");
+  std::string line;
+  int version = 0;
+  static const std::regex kVersion(R"(^#define CUDA_VERSION (\d+))");
+  while (std::getline(cuda_h, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kVersion)) {
+      version = std::stoi(m[1]);
+      break;
+    }
+  }
+  if (version == 0) {
+    c.detail = root + "/include/cuda.h has no CUDA_VERSION: the toolkit looks damaged; reinstall it";
+    return c;
+  }
+  c.ok = true;
+  c.detail = root + " (CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) +
+             ", headers and CCCL present)";
+  return c;
+}
+
+Check CheckNvrtc(const std::string& arch) {
+  Check c{"nvrtc"};
+  CompilerOptions opts;
+  opts.threads = 1;
+  Compiler compiler(opts);
+  CompileRequest req;
+  req.name = "doctor.cu";
+  req.arch = arch;
+  req.timeout_s = 60;
+  req.source =
+      "#include <cuda_bf16.h>\n"
+      "extern \"C\" __global__ void doctor_axpy(float a, const __nv_bfloat16* x, float* y, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] += a * __bfloat162float(x[i]);\n"
+      "}\n";
+  CompileResult r = compiler.CompileNow(req);
+  std::string target;
+  ArchToNvrtcTarget(arch, &target);
+  if (!r.ok) {
+    c.detail = "NVRTC " + Compiler::NvrtcVersion() + " cannot compile a test kernel for " + target + ": " +
+               FirstLine(r.Summary()) + " (is " FORGEK_CUDA_ROOT "/lib64 the toolkit forgek was built with?)";
+    return c;
+  }
+  c.ok = true;
+  c.detail = Compiler::NvrtcVersion() + ", compiled a test kernel for " + target + " in " + Fixed(r.seconds, 2) + " s";
+  return c;
+}
+
+Check CheckCupti() {
+  Check c{"cupti"};
+  void* handle = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    c.detail = std::string("libcupti.so.13 not loadable (") + (why ? why : "unknown") +
+               "): profiling needs it; add " FORGEK_CUDA_ROOT "/lib64 (or extras/CUPTI/lib64) to the loader path";
+    return c;
+  }
+  dlclose(handle);
+  c.ok = true;
+  c.detail = "libcupti.so.13 loadable";
+  return c;
+}
+
+Check CheckCublas() {
+  Check c{"cublas"};
+  size_t v = cublasLtGetVersion();
+  if (v / 10000 != CUBLAS_VER_MAJOR) {
+    c.detail = "cuBLASLt " + DottedVersion(v) + " is loaded but forgek was built against " +
+               std::to_string(CUBLAS_VER_MAJOR) + ".x: put the matching libcublasLt first on the loader path";
+    return c;
+  }
+  c.ok = true;
+  c.detail = "cuBLASLt " + DottedVersion(v);
+  return c;
+}
+
+Check CheckCudnn() {
+  Check c{"cudnn"};
+  size_t v = cudnnGetVersion();
+  if (v / 10000 != CUDNN_MAJOR) {
+    c.detail = "cuDNN " + DottedVersion(v) + " is loaded but forgek was built against " + std::to_string(CUDNN_MAJOR) +
+               ".x: put the matching libcudnn first on the loader path";
+    return c;
+  }
+  c.ok = true;
+  c.detail = "cuDNN " + DottedVersion(v);
+  return c;
+}
+
+// The deepest existing folder on the way to `path` (what creating `path` would need to write).
+fs::path ExistingAncestor(fs::path path) {
+  std::error_code ec;
+  while (!path.empty() && !fs::exists(path, ec)) {
+    fs::path parent = path.parent_path();
+    if (parent == path) break;
+    path = parent;
+  }
+  return path.empty() ? fs::path(".") : path;
+}
+
+Check CheckStore(const std::string& store) {
+  Check c{"store"};
+  std::error_code ec;
+  fs::path path = fs::absolute(store, ec);
+  if (fs::exists(path, ec)) {
+    if (fs::is_directory(path, ec)) {
+      c.detail = path.string() + " is a folder: --store / FORGEK_STORE must name a file";
+    } else if (access(path.c_str(), R_OK | W_OK) != 0) {
+      c.detail = path.string() + " is not readable and writable by this user: fix its permissions or use --store";
+    } else {
+      c.ok = true;
+      c.detail = path.string() + " (exists, " + Fixed(static_cast<double>(fs::file_size(path, ec)) / 1e6, 1) + " MB)";
+    }
+    return c;
+  }
+  fs::path ancestor = ExistingAncestor(path.parent_path());
+  if (!fs::is_directory(ancestor, ec) || access(ancestor.c_str(), W_OK | X_OK) != 0) {
+    c.detail = path.string() + " cannot be created: " + ancestor.string() +
+               " is not a writable folder; use --store or FORGEK_STORE to pick another place";
+    return c;
+  }
+  c.ok = true;
+  c.detail = path.string() + " (not created yet; " + ancestor.string() + " is writable)";
+  return c;
+}
+
+Check CheckCacheDir(const std::string& dir) {
+  Check c{"compile cache"};
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string probe = dir + "/.doctor-" + std::to_string(getpid());
+  {
+    std::ofstream f(probe);
+    f << "x";
+    if (ec || !f) {
+      c.detail = dir + " is not writable" + (ec ? " (" + ec.message() + ")" : std::string()) +
+                 ": set XDG_CACHE_HOME to a writable folder";
+      return c;
+    }
+  }
+  fs::remove(probe, ec);
+  c.ok = true;
+  c.detail = dir + " writable";
+  return c;
+}
+
+// Reports which keys are present, never anything about their values.
+Check CheckLlm() {
+  Check c{"llm"};
+  c.ok = true;
+  auto is_set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+  };
+  for (const char* key : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}) {
+    if (!c.detail.empty()) c.detail += ", ";
+    c.detail += std::string(key) + (is_set(key) ? " set" : " not set");
+  }
+  for (const char* url : {"FORGEK_LLM_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"})
+    if (is_set(url)) c.detail += std::string(", ") + url + "=" + RedactUrl(std::getenv(url));
+  if (!is_set("OPENAI_API_KEY") && !is_set("ANTHROPIC_API_KEY"))
+    c.detail += " (the llm agent needs one; the builtin agent works without)";
+  return c;
+}
+
+// The compute capability an --arch targets ("9." for sm90).
+std::string CcPrefix(const std::string& arch) { return arch == "sm100" ? "10." : "9."; }
+
+Check CheckGpu(const std::string& arch, nlohmann::json* probe_json) {
+  Check c{"gpu"};
+  constexpr double kTimeoutS = 30;
+  std::string self = SelfExecutablePath();
+  ChildOutput out = RunChild({self, "worker", "--probe"}, kTimeoutS);
+  nlohmann::json j;
+  if (out.timed_out || !LastJsonLine(out.out, &j)) {
+    c.detail = WorkerFailure("forgek worker --probe", out, kTimeoutS);
+    return c;
+  }
+  *probe_json = j;
+  ProbeResult probe;
+  std::string err;
+  if (!FromJson(j, &probe, &err)) {
+    c.detail = "`forgek worker --probe` answered something unexpected (" + err + "): " + FirstLine(out.out);
+    return c;
+  }
+  if (!probe.ok) {
+    c.detail = (probe.error.empty() ? "the worker found no usable GPU" : probe.error) +
+               " (use --no-gpu to check the rest on a machine without a GPU)";
+    return c;
+  }
+  if (probe.devices.empty()) {
+    c.detail = "the driver reports no CUDA device (check nvidia-smi and CUDA_VISIBLE_DEVICES)";
+    return c;
+  }
+  std::string devices;
+  bool arch_matches = false;
+  for (const DeviceInfo& d : probe.devices) {
+    if (!devices.empty()) devices += "; ";
+    devices += "#" + std::to_string(d.index) + " " + d.name + " (cc " + d.cc + ", " + std::to_string(d.sms) +
+               " SMs, " + Mib(d.l2_bytes) + " L2, " + Gib(d.memory_bytes) + ")";
+    if (d.cc.rfind(CcPrefix(arch), 0) == 0) arch_matches = true;
+  }
+  std::string driver = std::to_string(probe.driver_version / 1000) + "." +
+                       std::to_string(probe.driver_version % 1000 / 10);
+  if (!arch_matches) {
+    c.detail = "no device of compute capability " + CcPrefix(arch) + "x for --arch " + arch + " (found " + devices +
+               "): pick the --arch of your GPU";
+    return c;
+  }
+  c.ok = true;
+  c.detail = "driver CUDA " + driver + ", " + devices;
+  return c;
+}
+
+Check CheckCalibration(nlohmann::json* peaks_json) {
+  Check c{"calibrate"};
+  constexpr double kTimeoutS = 600;
+  ChildOutput out = RunChild({SelfExecutablePath(), "worker", "--calibrate"}, kTimeoutS);
+  nlohmann::json j;
+  if (out.timed_out || !LastJsonLine(out.out, &j)) {
+    c.detail = WorkerFailure("forgek worker --calibrate", out, kTimeoutS);
+    return c;
+  }
+  *peaks_json = j;
+  if (!j.value("ok", false)) {
+    c.detail = j.value("error", std::string("the worker could not calibrate")) ;
+    return c;
+  }
+  DevicePeaks peaks;
+  std::string err;
+  if (!FromJson(j, &peaks, &err)) {
+    c.detail = "`forgek worker --calibrate` answered something unexpected (" + err + ")";
+    return c;
+  }
+  c.ok = true;
+  c.detail = (peaks.device.empty() ? std::string() : peaks.device + ": ") + "copy kernel " +
+             Fixed(peaks.copy_kernel_gbps, 0) + " GB/s, memcpy " + Fixed(peaks.memcpy_gbps, 0) + " GB/s, bf16 " +
+             Fixed(peaks.bf16_tflops, 0) + " TFLOP/s, fp16 " + Fixed(peaks.fp16_tflops, 0) + " TFLOP/s, fp8 " +
+             Fixed(peaks.fp8_tflops, 0) + " TFLOP/s, tf32 " + Fixed(peaks.tf32_tflops, 0) + " TFLOP/s";
+  return c;
+}
+
+struct DoctorFlags {
+  bool no_gpu = false;
+  bool calibrate = false;
+};
+
+void RunDoctor(const Context& ctx, const DoctorFlags& flags, int* exit_code) {
+  std::vector<Check> checks = {CheckToolkit(),  CheckNvrtc(ctx.arch),         CheckCupti(), CheckCublas(),
+                               CheckCudnn(),    CheckStore(StorePath(ctx)),   CheckCacheDir(DefaultCacheDir() + "/nvrtc"),
+                               CheckLlm()};
+  nlohmann::json probe_json, peaks_json;
+  if (!flags.no_gpu) checks.push_back(CheckGpu(ctx.arch, &probe_json));
+  if (flags.calibrate) checks.push_back(CheckCalibration(&peaks_json));
+
+  int failed = 0;
+  for (const Check& c : checks) failed += c.ok ? 0 : 1;
+  if (ctx.json) {
+    nlohmann::json j = {{"ok", failed == 0}, {"arch", ctx.arch}, {"checks", nlohmann::json::array()}};
+    for (const Check& c : checks) j["checks"].push_back({{"name", c.what}, {"ok", c.ok}, {"detail", c.detail}});
+    if (!probe_json.is_null()) j["gpu"] = probe_json;
+    if (!peaks_json.is_null()) j["calibration"] = peaks_json;
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    for (const Check& c : checks) std::printf("%s %s: %s\n", c.ok ? "OK  " : "FAIL", c.what.c_str(), c.detail.c_str());
+    if (flags.no_gpu) std::printf("SKIP gpu: --no-gpu\n");
+  }
+  std::fflush(stdout);
+  if (failed > 0) {
+    spdlog::error("{} of {} checks failed", failed, checks.size());
+    *exit_code = kExitFailure;
+  }
+}
+
+}  // namespace
+
+void set_doctor_command(CLI::App& app, Context& ctx) {
+  CLI::App* cmd = app.add_subcommand("doctor", "Check the toolkit, libraries, folders, LLM settings and GPU forgek needs");
+  auto flags = std::make_shared<DoctorFlags>();
+  cmd->add_flag("--no-gpu", flags->no_gpu, "Skip the GPU check (for machines without a GPU, such as CI)");
+  cmd->add_flag("--calibrate", flags->calibrate, "Also measure the GPU's copy and GEMM peaks (takes a while)");
+  cmd->callback([&ctx, flags] {
+    if (flags->no_gpu && flags->calibrate) throw UsageError("doctor: --calibrate needs the GPU; drop --no-gpu");
+    RunDoctor(ctx, *flags, &ctx.exit_code);
+  });
+}
+
+}  // namespace forgek::cli

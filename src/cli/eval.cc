@@ -1,0 +1,246 @@
+// `forgek eval`: compile a kernel, check it against the golden and time it against the incumbent.
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "forgek/candidate.h"
+#include "forgek/compile.h"
+#include "forgek/operator_spec.h"
+#include "forgek/paths.h"
+#include "forgek/worker_client.h"
+#include "forgek/worker_protocol.h"
+
+namespace forgek::cli {
+namespace {
+
+struct EvalArgs {
+  std::string op;
+  std::string kernel;
+  std::vector<std::string> configs;
+  std::string params;  // "BM=128,BN=64"
+  std::string against = "reference";
+  int seeds = 2;
+  double deadline_s = 10;
+  bool no_time = false;
+};
+
+// "BM=128,BN=64" over the candidate's params; fixed params take their value, domains need one.
+ParamAssignment ParseParams(const std::string& text, const CandidateManifest& m, const std::string& file) {
+  ParamAssignment given;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--params: '" + item + "' is not NAME=VALUE");
+    std::string name = item.substr(0, eq);
+    try {
+      size_t used = 0;
+      given[name] = std::stoll(item.substr(eq + 1), &used);
+      if (used != item.size() - eq - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw UsageError("--params: '" + item + "' needs an integer value");
+    }
+  }
+  ParamAssignment out;
+  for (const ParamSpec& p : m.params) {
+    auto it = given.find(p.name);
+    if (it == given.end()) {
+      if (p.values.size() != 1)
+        throw UsageError(fmt::format("{}: param {} has {} values; choose one with --params {}=...", file, p.name,
+                                     p.values.size(), p.name));
+      out[p.name] = p.values[0];
+      continue;
+    }
+    bool allowed = false;
+    for (int64_t v : p.values) allowed |= v == it->second;
+    if (!allowed) throw UsageError(fmt::format("--params: {}={} is outside the domain of {} in {}", p.name, it->second, p.name, file));
+    out[p.name] = it->second;
+    given.erase(it);
+  }
+  if (!given.empty()) throw UsageError("--params: " + file + " has no param " + given.begin()->first);
+  return out;
+}
+
+Candidate LoadKernelFile(const std::string& path) {
+  Candidate c;
+  Diagnostics diags;
+  if (!LoadCandidateFile(path, &c, &diags)) throw Failure(FormatDiagnostics(diags));
+  return c;
+}
+
+// Compiles every kernel in parallel on the NVRTC pool; throws on the golden's or reference's
+// failure (the operator is broken), returns the candidate's result for the caller to report.
+struct Compiled {
+  KernelUnderTest golden, candidate, incumbent;
+  CompileResult candidate_result;
+  double seconds = 0;
+};
+
+Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate& cand, const ParamAssignment& params) {
+  auto start = std::chrono::steady_clock::now();
+  CompilerOptions copts;
+  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+  copts.pch_dir = DefaultCacheDir() + "/pch";
+  Compiler compiler(copts);
+  auto submit = [&](const Candidate& c, const ParamAssignment& p) {
+    CompileRequest req;
+    req.name = c.path.empty() ? "kernel.cu" : c.path;
+    req.source = c.source;
+    req.arch = ctx.arch;
+    req.options = ParamDefines(p);
+    return compiler.Submit(req);
+  };
+  auto fixed = [](const CandidateManifest& m) {
+    ParamAssignment p;
+    for (const ParamSpec& s : m.params) p[s.name] = s.values.empty() ? 0 : s.values[0];
+    return p;
+  };
+  Compiled out;
+  Candidate golden = LoadKernelFile(op.dir + "/" + op.golden);
+  auto golden_future = submit(golden, fixed(golden.manifest));
+  auto cand_future = submit(cand, params);
+  std::future<CompileResult> ref_future;
+  Candidate ref;
+  if (op.reference.library.empty()) {
+    ref = LoadKernelFile(op.dir + "/" + op.reference.kernel);
+    ref_future = submit(ref, fixed(ref.manifest));
+  }
+  CompileResult g = golden_future.get();
+  if (!g.ok) throw Failure(op.golden + " (golden) does not compile:\n" + g.Summary());
+  out.golden = {"golden", "", g.cubin, golden.manifest, fixed(golden.manifest)};
+  out.candidate_result = cand_future.get();
+  out.candidate = {"candidate", "", out.candidate_result.cubin, cand.manifest, params};
+  if (op.reference.library.empty()) {
+    CompileResult r = ref_future.get();
+    if (!r.ok) throw Failure(op.reference.kernel + " (reference) does not compile:\n" + r.Summary());
+    out.incumbent = {"reference", "", r.cubin, ref.manifest, fixed(ref.manifest)};
+  } else {
+    out.incumbent = {"reference", op.reference.library, "", {}, {}};
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+nlohmann::json ResultJson(const EvalResult& r, double compile_s) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const ConfigResult& c : r.configs)
+    configs.push_back({{"config", c.config}, {"correctness", ToJson(c.correctness)},
+                       {"candidate", ToJson(c.candidate)}, {"incumbent", ToJson(c.incumbent)},
+                       {"speedup", c.speedup}, {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}});
+  return {{"outcome", OutcomeName(r.outcome)}, {"detail", r.detail}, {"configs", configs},
+          {"geomean_speedup", r.geomean_speedup}, {"eval_s", r.wall_s}, {"compile_s", compile_s}};
+}
+
+std::string ResultText(const EvalResult& r, const std::string& title) {
+  std::string out = title + "\n";
+  out += fmt::format("{:<22} {:<8} {:>10} {:>10} {:>22} {:>22} {:>8} {:>6}\n", "config", "correct", "rel_l2",
+                     "max_abs", "time us (noise)", "incumbent us", "speedup", "SOL%");
+  for (const ConfigResult& c : r.configs) {
+    auto time = [](const TimingStats& t) {
+      return t.samples ? fmt::format("{:.2f} ±{:.1f}% n={}", t.median_us, t.rel_noise * 100, t.samples) : "-";
+    };
+    out += fmt::format("{:<22} {:<8} {:>10.3g} {:>10.3g} {:>22} {:>22} {:>8} {:>6}\n", c.config,
+                       c.correctness.ok ? "yes" : "NO", c.correctness.rel_l2, c.correctness.max_abs,
+                       time(c.candidate), time(c.incumbent),
+                       c.speedup > 0 ? fmt::format("{:.3f}x", c.speedup) : "-",
+                       c.sol_pct > 0 ? fmt::format("{:.1f}", c.sol_pct) : "-");
+  }
+  out += fmt::format("outcome: {}: {}\n", OutcomeName(r.outcome), r.detail);
+  return out;
+}
+
+void RunEval(Context& ctx, const EvalArgs& a) {
+  if (a.against == "seal")
+    throw Failure("--against seal: no seal yet for this operator (the seal store is not available in this build); "
+                  "use --against reference");
+  std::string dir, err;
+  if (!ResolveOperator(OperatorsDir(ctx), a.op, &dir, &err)) throw Failure(err);
+  OperatorSpec op;
+  Diagnostics diags;
+  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+  for (const std::string& c : a.configs)
+    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
+  Candidate cand = LoadKernelFile(a.kernel);
+  if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
+  ParamAssignment params = ParseParams(a.params, cand.manifest, a.kernel);
+
+  WorkerEvaluator evaluator;
+  ProbeResult probe;
+  if (!evaluator.Probe(&probe, &err)) throw Failure("no GPU to evaluate on: " + err);
+
+  // The worker opens its context and measures the peaks while NVRTC compiles.
+  auto warm_up = std::async(std::launch::async, [&evaluator] {
+    DevicePeaks peaks;
+    std::string why;
+    evaluator.client().Call("prepare", {}, 60);
+    if (!evaluator.Peaks(&peaks, &why)) spdlog::warn("{}", why);
+  });
+  Compiled k;
+  try {
+    k = CompileAll(ctx, op, cand, params);
+  } catch (...) {
+    warm_up.wait();
+    throw;
+  }
+  warm_up.wait();
+  EvalResult result;
+  if (!k.candidate_result.ok) {
+    result.outcome = Outcome::compile_error;
+    result.detail = k.candidate_result.Summary();
+  } else {
+    EvalRequest req;
+    req.op = &op;
+    req.golden = k.golden;
+    req.candidate = k.candidate;
+    req.incumbent = k.incumbent;
+    req.configs = a.configs;
+    req.seeds = a.seeds;
+    req.time = !a.no_time;
+    req.deadline_s = a.deadline_s;
+    result = evaluator.Evaluate(req);
+  }
+  if (ctx.json) {
+    nlohmann::json j = ResultJson(result, k.seconds);
+    j["device"] = probe.devices.empty() ? "" : probe.devices[0].name;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::string title = fmt::format("{} / {} vs {} on {} (compile {:.2f} s, evaluate {:.2f} s)", op.name, a.kernel,
+                                    k.incumbent.library.empty() ? op.reference.kernel : k.incumbent.library,
+                                    probe.devices.empty() ? "?" : probe.devices[0].name, k.seconds, result.wall_s);
+    std::printf("%s", ResultText(result, title).c_str());
+  }
+  bool correct = result.outcome == Outcome::faster || result.outcome == Outcome::slower;
+  ctx.exit_code = correct ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void set_eval_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Check a kernel against the golden on every config and time it against the reference");
+  cmd->add_option("--op", a->op, "Operator name or alias")->required();
+  cmd->add_option("--kernel", a->kernel, "Candidate .cu file (manifest + device code)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--config", a->configs, "Only these configs (repeatable; default: every config)");
+  cmd->add_option("--params", a->params, "Values for a family's params: BM=128,BN=64");
+  cmd->add_option("--against", a->against, "Incumbent to time against: reference or seal")
+      ->check(CLI::IsMember({"reference", "seal"}))
+      ->capture_default_str();
+  cmd->add_option("--seeds", a->seeds, "Fresh input seeds for the correctness check")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--deadline", a->deadline_s, "Seconds a kernel may run before the worker is killed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-time", a->no_time, "Check correctness only");
+  cmd->callback([&ctx, a] { RunEval(ctx, *a); });
+}
+
+}  // namespace forgek::cli

@@ -1,0 +1,373 @@
+// `forgek knowledge list|show|search|export|import|merge|forget`: look into and move the knowledge store.
+//
+// Read-only subcommands (list, show, search, export) never create a store: on a path with no store,
+// list and search say so on stderr and print nothing (exit 0), show and export fail (exit 1).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "forgek/knowledge.h"
+#include "forgek/operator_spec.h"
+#include "forgek/store.h"
+#include "forgek/store_io.h"
+
+namespace forgek::cli {
+namespace {
+
+using nlohmann::json;
+
+struct KnowledgeOptions {
+  std::string op, category, regime, kind, subject, id, text, file, output;
+  std::string forget_decision, forget_op, forget_mechanism;
+  int limit = 0;
+};
+
+bool StoreExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+void OpenOrThrow(Store* store, const std::string& path, StoreMode mode) {
+  std::string err;
+  if (!store->Open(path, &err, mode)) throw Failure(err);
+}
+
+json ObservationJson(const Observation& o) {
+  return {{"id", o.id},           {"operator", o.operator_name}, {"arch", o.arch},     {"subject", o.subject},
+          {"config", o.config},   {"kind", o.kind},              {"key", o.key},       {"value", o.value},
+          {"number", o.number},   {"mechanism", o.mechanism},    {"evidence", o.evidence}};
+}
+
+json DecisionJson(const DecisionRecord& d) {
+  return {{"id", d.id},
+          {"arch", d.scope.arch},
+          {"category", d.scope.category},
+          {"regime", d.scope.regime},
+          {"mechanism", d.scope.mechanism},
+          {"settings", json::parse(d.settings_json, nullptr, false)},
+          {"verdict", d.verdict},
+          {"effect", d.effect},
+          {"confidence", d.confidence},
+          {"supporting", d.supporting},
+          {"contradicting", d.contradicting},
+          {"text", d.text},
+          {"updated_at", d.updated_at}};
+}
+
+json EvidenceJson(const EvidenceRecord& e) {
+  return {{"id", e.id},
+          {"kind", e.kind},
+          {"source", e.source},
+          {"operator", e.operator_name},
+          {"config", e.config},
+          {"candidate", e.candidate_hash},
+          {"settings", json::parse(e.settings_json, nullptr, false)},
+          {"supports", e.supports},
+          {"speedup", e.speedup},
+          {"metric_deltas", json::parse(e.metric_deltas_json, nullptr, false)},
+          {"device", e.device},
+          {"created_at", e.created_at}};
+}
+
+void PrintDecisionLine(const DecisionRecord& d) {
+  std::printf("  %.10s  %-10s  %-22s %-7s conf %.2f  effect %.2fx  (+%d/-%d)  %s\n", d.id.c_str(), d.verdict.c_str(),
+              d.scope.mechanism.c_str(), d.scope.regime.c_str(), d.confidence, d.effect, d.supporting,
+              d.contradicting, d.settings_json.c_str());
+}
+
+// The category of an operator: as the store recorded it, else from its operator.json.
+std::string CategoryOf(Store& store, const Context& ctx, const std::string& op) {
+  std::vector<OperatorRecord> ops;
+  std::string err;
+  if (store.ListOperators(&ops, &err))
+    for (const auto& o : ops)
+      if (o.name == op) return o.category;
+  try {
+    std::string dir;
+    OperatorSpec spec;
+    Diagnostics diags;
+    if (ResolveOperator(OperatorsDir(ctx), op, &dir, &err) && LoadOperator(dir, &spec, &diags)) return spec.category;
+  } catch (const Failure&) {
+  }
+  return "";
+}
+
+void RunList(Context& ctx, const KnowledgeOptions& o) {
+  std::string path = StorePath(ctx);
+  if (!StoreExists(path)) {
+    spdlog::info("no knowledge store at {} yet: nothing recorded", path);
+    if (ctx.json) std::printf("%s\n", json({{"store", path}, {"exists", false}, {"observations", json::array()},
+                                             {"decisions", json::array()}}).dump(1).c_str());
+    return;
+  }
+  Store store;
+  OpenOrThrow(&store, path, StoreMode::read_only);
+  std::string err;
+  std::vector<Observation> obs;
+  if (!o.op.empty()) {
+    ObservationQuery q;
+    q.operator_name = o.op;
+    q.arch = ctx.arch;
+    q.kind = o.kind;
+    q.subject = o.subject;
+    q.limit = o.limit;
+    if (!store.ListObservations(q, &obs, &err)) throw Failure(err);
+  }
+  DecisionQuery dq;
+  dq.arch = ctx.arch;
+  dq.category = o.category.empty() && !o.op.empty() ? CategoryOf(store, ctx, o.op) : o.category;
+  dq.regime = o.regime;
+  dq.limit = o.limit;
+  std::vector<DecisionRecord> decisions;
+  if (o.op.empty() || !dq.category.empty())
+    if (!store.ListDecisions(dq, &decisions, &err)) throw Failure(err);
+  if (ctx.json) {
+    json j = {{"store", path}, {"exists", true}, {"arch", ctx.arch}, {"operator", o.op}, {"category", dq.category}};
+    j["observations"] = json::array();
+    for (const auto& x : obs) j["observations"].push_back(ObservationJson(x));
+    j["decisions"] = json::array();
+    for (const auto& d : decisions) j["decisions"].push_back(DecisionJson(d));
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+  if (!o.op.empty()) {
+    std::printf("%s on %s%s: %zu observation(s)\n", o.op.c_str(), ctx.arch.c_str(),
+                dq.category.empty() ? "" : (" (category " + dq.category + ")").c_str(), obs.size());
+    std::string group;
+    for (const auto& x : obs) {
+      std::string g = x.subject + (x.config.empty() ? "" : " / config " + x.config);
+      if (g != group) std::printf("%s:\n", g.c_str());
+      group = g;
+      std::printf("  %-8s %-18s %-24s %-22s %s\n", x.kind.c_str(), x.key.c_str(), x.value.substr(0, 24).c_str(),
+                  x.mechanism.empty() ? "" : ("-> " + x.mechanism).c_str(), x.evidence.c_str());
+    }
+  }
+  std::printf("%zu decision(s) for %s on %s:\n", decisions.size(),
+              dq.category.empty() ? "every category" : dq.category.c_str(), ctx.arch.c_str());
+  for (const auto& d : decisions) PrintDecisionLine(d);
+}
+
+void RunShow(Context& ctx, const KnowledgeOptions& o) {
+  std::string path = StorePath(ctx);
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
+  Store store;
+  OpenOrThrow(&store, path, StoreMode::read_only);
+  std::string err;
+  DecisionRecord d;
+  std::vector<EvidenceRecord> ev;
+  bool found = false;
+  if (!store.GetDecision(o.id, &d, &ev, &found, &err)) throw Failure(err);
+  if (found) {
+    if (ctx.json) {
+      json j = DecisionJson(d);
+      j["evidence"] = json::array();
+      for (const auto& e : ev) j["evidence"].push_back(EvidenceJson(e));
+      std::printf("%s\n", j.dump(1).c_str());
+      return;
+    }
+    std::printf("decision %s\n  %s\n  scope: %s / %s / %s / %s\n  settings: %s\nevidence (%zu):\n", d.id.c_str(),
+                d.text.c_str(), d.scope.arch.c_str(), d.scope.category.c_str(), d.scope.regime.c_str(),
+                d.scope.mechanism.c_str(), d.settings_json.c_str(), ev.size());
+    for (const auto& e : ev)
+      std::printf("  %s %-11s %s%s%s\n", e.supports ? "+" : "-", e.kind.c_str(),
+                  e.speedup > 0 ? (std::to_string(e.speedup).substr(0, 5) + "x ").c_str() : "", e.source.c_str(),
+                  e.metric_deltas_json == "{}" ? "" : ("  deltas " + e.metric_deltas_json).c_str());
+    return;
+  }
+  // Not a decision: a mechanism of the catalogue.
+  KnowledgeBase kb;
+  Diagnostics diags;
+  if (LoadKnowledgeBase(KnowledgeDir(), &kb, &diags))
+    if (const Mechanism* m = kb.FindMechanism(o.id)) {
+      if (ctx.json) {
+        std::printf("%s\n", json::parse(m->json).dump(1).c_str());
+      } else {
+        std::printf("%s: %s (%s)\n  what: %s\n  helps: %s\n  hurts: %s\n  words: %s\n", m->id.c_str(), m->name.c_str(),
+                    m->unit.c_str(), m->what.c_str(), m->helps.c_str(), m->hurts.c_str(), m->llm_words.c_str());
+      }
+      return;
+    }
+  throw Failure("no decision or mechanism '" + o.id + "' in " + path);
+}
+
+bool Contains(const std::string& hay, const std::string& needle) {
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  return lower(hay).find(lower(needle)) != std::string::npos;
+}
+
+void RunSearch(Context& ctx, const KnowledgeOptions& o) {
+  json j = {{"decisions", json::array()}, {"observations", json::array()}, {"mechanisms", json::array()}};
+  std::string path = StorePath(ctx);
+  std::string err;
+  if (StoreExists(path)) {
+    Store store;
+    OpenOrThrow(&store, path, StoreMode::read_only);
+    std::vector<DecisionRecord> decisions;
+    if (!store.ListDecisions({}, &decisions, &err)) throw Failure(err);
+    for (const auto& d : decisions)
+      if (Contains(d.text, o.text) || Contains(d.scope.category, o.text)) j["decisions"].push_back(DecisionJson(d));
+    std::vector<Observation> obs;
+    if (!store.ListObservations({}, &obs, &err)) throw Failure(err);
+    for (const auto& x : obs)
+      if (Contains(x.key + " " + x.value + " " + x.mechanism + " " + x.evidence + " " + x.operator_name, o.text))
+        j["observations"].push_back(ObservationJson(x));
+  } else {
+    spdlog::info("no knowledge store at {} yet: searching the catalogue only", path);
+  }
+  KnowledgeBase kb;
+  Diagnostics diags;
+  if (LoadKnowledgeBase(KnowledgeDir(), &kb, &diags))
+    for (const auto& m : kb.mechanisms)
+      if (Contains(m.id + " " + m.name + " " + m.what + " " + m.helps + " " + m.llm_words, o.text))
+        j["mechanisms"].push_back({{"id", m.id}, {"name", m.name}, {"unit", m.unit}});
+  if (ctx.json) {
+    std::printf("%s\n", j.dump(1).c_str());
+    return;
+  }
+  std::printf("mechanisms (%zu):\n", j["mechanisms"].size());
+  for (const auto& m : j["mechanisms"])
+    std::printf("  %-22s %s\n", m["id"].get<std::string>().c_str(), m["name"].get<std::string>().c_str());
+  std::printf("decisions (%zu):\n", j["decisions"].size());
+  for (const auto& d : j["decisions"])
+    std::printf("  %.10s  %s\n", d["id"].get<std::string>().c_str(), d["text"].get<std::string>().c_str());
+  std::printf("observations (%zu):\n", j["observations"].size());
+  for (const auto& x : j["observations"])
+    std::printf("  %s/%s %s %s = %s\n", x["operator"].get<std::string>().c_str(), x["config"].get<std::string>().c_str(),
+                x["kind"].get<std::string>().c_str(), x["key"].get<std::string>().c_str(),
+                x["value"].get<std::string>().c_str());
+}
+
+void RunExport(Context& ctx, const KnowledgeOptions& o) {
+  std::string path = StorePath(ctx);
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
+  Store store;
+  OpenOrThrow(&store, path, StoreMode::read_only);
+  std::string text, err;
+  if (!ExportStore(store, &text, &err)) throw Failure(err);
+  if (o.output.empty() || o.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream out(o.output, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw Failure("cannot write " + o.output);
+  spdlog::info("exported {} to {}", path, o.output);
+}
+
+void PrintImportStats(const Context& ctx, const std::string& what, const ImportStats& st) {
+  if (ctx.json) {
+    std::printf("%s\n", json({{"added", st.added}, {"present", st.present}, {"decisions_updated", st.decisions_updated}})
+                            .dump(1)
+                            .c_str());
+    return;
+  }
+  int added = 0, present = 0;
+  for (const auto& [t, n] : st.added) added += n;
+  for (const auto& [t, n] : st.present) present += n;
+  std::printf("%s: %d row(s) added, %d already present, %d decision(s) re-derived\n", what.c_str(), added, present,
+              st.decisions_updated);
+  for (const auto& [t, n] : st.added) std::printf("  %-22s +%d\n", t.c_str(), n);
+}
+
+void RunImport(Context& ctx, const KnowledgeOptions& o) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) throw Failure("cannot read " + o.file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Store store;
+  OpenOrThrow(&store, StorePath(ctx), StoreMode::create);
+  ImportStats st;
+  std::string err;
+  if (!ImportStore(store, ss.str(), o.file, &st, &err)) throw Failure(err);
+  PrintImportStats(ctx, "imported " + o.file, st);
+}
+
+void RunMerge(Context& ctx, const KnowledgeOptions& o) {
+  if (!StoreExists(o.file)) throw Failure("no knowledge store at " + o.file);
+  Store store;
+  OpenOrThrow(&store, StorePath(ctx), StoreMode::create);
+  ImportStats st;
+  std::string err;
+  if (!MergeStore(store, o.file, &st, &err)) throw Failure(err);
+  PrintImportStats(ctx, "merged " + o.file, st);
+}
+
+void RunForget(Context& ctx, const KnowledgeOptions& o) {
+  int chosen = !o.forget_decision.empty() + !o.forget_op.empty() + !o.forget_mechanism.empty();
+  if (chosen != 1) throw UsageError("knowledge forget: give exactly one of --decision, --op, --mechanism");
+  std::string path = StorePath(ctx);
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
+  Store store;
+  OpenOrThrow(&store, path, StoreMode::existing);
+  ForgetQuery q;
+  q.decision = o.forget_decision;
+  q.operator_name = o.forget_op;
+  q.mechanism = o.forget_mechanism;
+  if (q.decision.empty()) q.arch = ctx.arch;
+  std::map<std::string, int> removed;
+  std::string err;
+  if (!Forget(store, q, &removed, &err)) throw Failure(err);
+  if (ctx.json) {
+    std::printf("%s\n", json({{"removed", removed}}).dump(1).c_str());
+    return;
+  }
+  int total = 0;
+  for (const auto& [t, n] : removed) total += n;
+  std::printf("forgot %d row(s)\n", total);
+  for (const auto& [t, n] : removed)
+    if (n > 0) std::printf("  %-14s -%d\n", t.c_str(), n);
+}
+
+}  // namespace
+
+void set_knowledge_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<KnowledgeOptions>();
+  CLI::App* cmd = app.add_subcommand("knowledge", "Look into, move and prune the knowledge store");
+  cmd->require_subcommand(1);
+
+  CLI::App* list = cmd->add_subcommand("list", "Observations of an operator and ranked decisions (for --arch)");
+  list->add_option("--op", o->op, "Operator whose observations to show (and its category's decisions)");
+  list->add_option("--category", o->category, "Decisions of this category (default: the operator's)");
+  list->add_option("--regime", o->regime, "Decisions of this shape regime (skinny, small, large)");
+  list->add_option("--kind", o->kind, "Observations of this kind (launch, name, metric, sass, roofline)");
+  list->add_option("--subject", o->subject, "Observations of this subject (reference, seal:ID, ...)");
+  list->add_option("--limit", o->limit, "At most this many rows of each");
+  list->callback([&ctx, o] { RunList(ctx, *o); });
+
+  CLI::App* show = cmd->add_subcommand("show", "A decision with its evidence, or a catalogue mechanism");
+  show->add_option("id", o->id, "Decision id (or unique prefix) or mechanism id")->required();
+  show->callback([&ctx, o] { RunShow(ctx, *o); });
+
+  CLI::App* search = cmd->add_subcommand("search", "Decisions, observations and mechanisms mentioning TEXT");
+  search->add_option("text", o->text, "Text to look for (case-insensitive)")->required();
+  search->callback([&ctx, o] { RunSearch(ctx, *o); });
+
+  CLI::App* exp = cmd->add_subcommand("export", "The whole store as JSON");
+  exp->add_option("-o,--output", o->output, "File to write (default: stdout)");
+  exp->callback([&ctx, o] { RunExport(ctx, *o); });
+
+  CLI::App* imp = cmd->add_subcommand("import", "Add an exported JSON document to the store");
+  imp->add_option("file", o->file, "JSON written by 'forgek knowledge export'")->required();
+  imp->callback([&ctx, o] { RunImport(ctx, *o); });
+
+  CLI::App* merge = cmd->add_subcommand("merge", "Add another store file (e.g. from another machine)");
+  merge->add_option("store", o->file, "The other store file")->required();
+  merge->callback([&ctx, o] { RunMerge(ctx, *o); });
+
+  CLI::App* forget = cmd->add_subcommand("forget", "Remove a decision, an operator's knowledge or a mechanism");
+  forget->add_option("--decision", o->forget_decision, "Decision id (or unique prefix)");
+  forget->add_option("--op", o->forget_op, "Operator: its observations, profiles and evidence (on --arch)");
+  forget->add_option("--mechanism", o->forget_mechanism, "Mechanism: every decision about it (on --arch)");
+  forget->callback([&ctx, o] { RunForget(ctx, *o); });
+}
+
+}  // namespace forgek::cli

@@ -1,0 +1,297 @@
+// `forgek run`: the main job. Evolves a faster kernel for one operator, learns, and seals the winner.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/gpu_session.h"
+#include "forgek/builtin_agent.h"
+#include "forgek/llm.h"
+#include "forgek/operator_spec.h"
+#include "forgek/paths.h"
+#include "forgek/run.h"
+#include "forgek/store.h"
+
+namespace forgek::cli {
+namespace {
+
+struct RunArgs {
+  std::string op;
+  std::string agent = "builtin";
+  int iterations = 24;
+  std::string time;  // "90", "90s", "15m", "1h"
+  int patience = 0;
+  int batch = 4;
+  bool compile_only = false;
+  bool no_seal = false;
+  uint64_t seed = 1;
+  int seeds = 2;
+  double deadline_s = 10;
+  std::vector<std::string> configs;
+  std::string resume;
+  std::string from;  // replay source run
+  std::string gpus;  // --gpus all|N|LIST ("" : the first GPU)
+  // llm
+  std::string provider = "openai";
+  std::string model;
+  std::string base_url;
+  std::string api_key_env;
+  double max_cost = 0;
+  int64_t max_tokens = 0;
+};
+
+// Ctrl-C: the first asks the loop to stop after the current evaluation; the second ends the
+// process at once (every attempt so far is already committed to the store).
+std::atomic<int> g_interrupts{0};
+
+void OnInterrupt(int) {
+  if (g_interrupts.fetch_add(1) >= 1) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  const char msg[] = "\nforgek: stopping after the current evaluation (Ctrl-C again to abandon it)\n";
+  ssize_t unused = write(2, msg, sizeof msg - 1);
+  (void)unused;
+}
+
+bool ParseDuration(const std::string& text, double* seconds) {
+  if (text.empty()) {
+    *seconds = 0;
+    return true;
+  }
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v < 0) return false;
+  std::string unit(end);
+  if (unit.empty() || unit == "s") *seconds = v;
+  else if (unit == "m") *seconds = v * 60;
+  else if (unit == "h") *seconds = v * 3600;
+  else return false;
+  return true;
+}
+
+// Records LLM exchanges in the store under the run once the run has an id.
+class StoreExchangeRecorder : public ExchangeRecorder {
+ public:
+  explicit StoreExchangeRecorder(Store* store) : store_(store) {}
+  void SetRun(const std::string& run_id) {
+    run_id_ = run_id;
+    for (const LlmExchange& x : pending_) Write(x);
+    pending_.clear();
+  }
+  void Record(const LlmExchange& x) override {
+    if (run_id_.empty()) pending_.push_back(x);
+    else Write(x);
+  }
+
+ private:
+  void Write(const LlmExchange& x) {
+    if (!store_) return;
+    ExchangeRecord rec;
+    rec.run_id = run_id_;
+    rec.iteration = iteration_;
+    rec.turn = x.purpose == "propose" ? 0 : 1;
+    rec.provider = x.provider;
+    rec.model = x.model;
+    rec.request_json = LlmExchangeToJson(x);  // the whole exchange (headers redacted) for replay
+    rec.response_json = x.response_body;
+    rec.http_status = static_cast<int>(x.status);
+    rec.prompt_tokens = x.input_tokens;
+    rec.completion_tokens = x.output_tokens;
+    rec.cost_usd = x.cost_usd;
+    rec.latency_s = x.latency_s;
+    rec.error = x.error;
+    std::string err;
+    if (!store_->AddExchange(&rec, &err)) spdlog::warn("LLM exchange not recorded: {}", err);
+    ++iteration_;
+  }
+  Store* store_;
+  std::string run_id_;
+  std::vector<LlmExchange> pending_;
+  int iteration_ = 0;
+};
+
+std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRecorder* recorder) {
+  if (a.agent == "builtin") {
+    BuiltinAgentOptions o;
+    o.seed = a.seed;
+    return std::make_unique<BuiltinAgent>(o);
+  }
+  LlmOptions o;
+  if (!ParseLlmProvider(a.provider, &o.provider))
+    throw UsageError("--provider must be openai or anthropic, not '" + a.provider + "'");
+  o.model = a.model;
+  o.base_url = a.base_url;
+  o.key_env = a.api_key_env;
+  o.max_cost_usd = a.max_cost;
+  o.max_tokens = a.max_tokens;
+  std::string err;
+  if (a.agent == "llm") {
+    if (a.model.empty()) throw UsageError("--agent llm needs --model");
+    std::unique_ptr<LlmAgent> agent = LlmAgent::Create(o, recorder, &err);
+    if (!agent) throw Failure(err);
+    return agent;
+  }
+  // replay
+  if (a.from.empty()) throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
+  if (!store) throw Failure("--agent replay needs the knowledge store that holds run " + a.from);
+  std::vector<ExchangeRecord> records;
+  if (!store->ListExchanges(a.from, &records, &err)) throw Failure(err);
+  if (records.empty()) throw Failure("run " + a.from + " has no recorded LLM exchanges to replay");
+  std::vector<LlmExchange> exchanges;
+  for (const ExchangeRecord& r : records) {
+    LlmExchange x;
+    if (!LlmExchangeFromJson(r.request_json, &x, &err))
+      throw Failure("exchange " + r.id + " of run " + a.from + " cannot be replayed: " + err);
+    exchanges.push_back(std::move(x));
+  }
+  if (o.model.empty()) o.model = exchanges.front().model;
+  std::unique_ptr<ReplayAgent> agent = ReplayAgent::Create(o, std::move(exchanges), recorder, &err);
+  if (!agent) throw Failure(err);
+  return agent;
+}
+
+void Run(Context& ctx, const RunArgs& a) {
+  if (a.op.empty() && a.resume.empty()) throw UsageError("run needs --op NAME (or --resume RUN)");
+  double time_s = 0;
+  if (!ParseDuration(a.time, &time_s)) throw UsageError("--time must look like 90, 90s, 15m or 1h, not '" + a.time + "'");
+
+  Store store;
+  std::string err;
+  if (!store.Open(StorePath(ctx), &err, StoreMode::create)) throw Failure(err);
+
+  std::string op_name = a.op;
+  if (!a.resume.empty()) {
+    RunRecord prev;
+    bool found = false;
+    if (!store.GetRun(a.resume, &prev, &found, &err)) throw Failure(err);
+    if (!found) throw Failure("no run " + a.resume + " in " + store.path());
+    if (!op_name.empty() && op_name != prev.operator_name)
+      throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + op_name);
+    op_name = prev.operator_name;
+  }
+  std::string dir;
+  if (!ResolveOperator(OperatorsDir(ctx), op_name, &dir, &err)) throw Failure(err);
+  OperatorSpec op;
+  Diagnostics diags;
+  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+
+  RunOptions opts;
+  opts.arch = ctx.arch;
+  opts.iterations = a.iterations;
+  opts.time_s = time_s;
+  opts.patience = a.patience;
+  opts.batch = a.batch;
+  opts.compile_only = a.compile_only;
+  opts.seeds = a.seeds;
+  opts.deadline_s = a.deadline_s;
+  opts.allow_seal = !a.no_seal;
+  opts.configs = a.configs;
+  opts.resume_run = a.resume;
+  for (const std::string& c : a.configs)
+    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
+
+  std::vector<GpuSession> gpus;
+  if (!a.compile_only) {
+    if (a.gpus.empty()) {
+      gpus.emplace_back();
+      if (!OpenGpuSession(ctx, &store, &gpus.front(), &err)) throw Failure(err);
+    } else if (!OpenGpuSessions(ctx, &store, a.gpus, &gpus, &err)) {
+      throw Failure(err);
+    }
+  }
+
+  CompilerOptions copts;
+  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+  copts.pch_dir = DefaultCacheDir() + "/pch";
+  Compiler compiler(copts);
+
+  StoreExchangeRecorder recorder(&store);
+  std::unique_ptr<Agent> agent = MakeAgent(a, &store, &recorder);
+
+  bool live = isatty(2) && !ctx.quiet && std::getenv("CI") == nullptr;
+  RunServices services;
+  services.agent = agent.get();
+  services.compiler = &compiler;
+  services.evaluator = gpus.empty() ? nullptr : gpus.front().evaluator.get();
+  for (size_t i = 1; i < gpus.size(); ++i) services.more_evaluators.push_back(gpus[i].evaluator.get());
+  services.store = &store;
+  services.stop_requested = [] { return g_interrupts.load() > 0; };
+  services.progress = [live](const std::string& line) {
+    if (live) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      std::fflush(stderr);
+    } else {
+      spdlog::info("{}", line);
+    }
+  };
+  services.run_started = [&recorder](const std::string& id) { recorder.SetRun(id); };
+
+  g_interrupts = 0;
+  auto previous = std::signal(SIGINT, OnInterrupt);
+  spdlog::info("run: {} on {} with the {} agent", op.name, ctx.arch, agent->Name());
+  RunSummary summary;
+  bool ok = RunOptimisation(op, opts, services, &summary, &err);
+  std::signal(SIGINT, previous);
+  if (live) std::fprintf(stderr, "\n");
+  if (!ok) throw Failure(err);
+  if (ctx.json)
+    std::printf("%s\n", RunSummaryJson(summary).c_str());
+  else
+    std::printf("%s", RunSummaryText(summary).c_str());
+  ctx.exit_code = summary.stop_reason.rfind("agent:", 0) == 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void set_run_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Evolve a faster kernel for an operator: propose, compile, check, time, learn, seal the winner");
+  cmd->add_option("--op", a->op, "Operator name or alias (see 'forgek ops list')");
+  cmd->add_option("--agent", a->agent, "Who proposes kernels: builtin (offline evolutionary search), llm, replay")
+      ->check(CLI::IsMember({"builtin", "llm", "replay"}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", a->iterations, "Candidates to evaluate (0: until another budget ends)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h");
+  cmd->add_option("--patience", a->patience, "Stop after this many candidates without a new best (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--compile-only", a->compile_only, "Run the agent and the compiler only (no GPU): checks an LLM setup");
+  cmd->add_flag("--no-seal", a->no_seal, "Never seal, even when a candidate wins");
+  cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search")->capture_default_str();
+  cmd->add_option("--seeds", a->seeds, "Fresh input seeds for the correctness check (at least 2)")
+      ->check(CLI::Range(2, 16))
+      ->capture_default_str();
+  cmd->add_option("--deadline", a->deadline_s, "Seconds a launch may take before it is a timeout")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--gpus", a->gpus,
+                  "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first");
+  cmd->add_option("--config", a->configs, "Evaluate only this config (repeatable; disables sealing)");
+  cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)");
+  cmd->add_option("--from", a->from, "With --agent replay: the run whose LLM exchanges to replay");
+  cmd->add_option("--provider", a->provider, "LLM API: openai (Chat Completions) or anthropic (Messages)")
+      ->capture_default_str();
+  cmd->add_option("--model", a->model, "LLM model name");
+  cmd->add_option("--base-url", a->base_url, "LLM API base URL")->envname("FORGEK_LLM_BASE_URL");
+  cmd->add_option("--api-key-env", a->api_key_env,
+                  "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
+  cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent");
+  cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used");
+  cmd->callback([&ctx, a] { Run(ctx, *a); });
+}
+
+}  // namespace forgek::cli

@@ -1,0 +1,152 @@
+// `forgek seal list|show|export|verify|diff`: the sealed kernels of the knowledge store.
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/gpu_session.h"
+#include "forgek/operator_spec.h"
+#include "forgek/paths.h"
+#include "forgek/seal.h"
+#include "forgek/store.h"
+
+namespace forgek::cli {
+namespace {
+
+struct SealArgs {
+  std::string op;
+  std::string id, other;
+  std::string dir;
+  bool allow_rebuilt = false;
+};
+
+void OpenOrFail(Store& store, const Context& ctx, StoreMode mode) {
+  std::string err;
+  if (!store.Open(StorePath(ctx), &err, mode)) throw Failure(err);
+}
+
+SealRecord FindOrFail(Store& store, const std::string& id) {
+  SealRecord seal;
+  std::string err;
+  if (!FindSeal(store, id, &seal, &err)) throw Failure(err);
+  return seal;
+}
+
+OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name) {
+  std::string dir, err;
+  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw Failure(err);
+  OperatorSpec op;
+  Diagnostics diags;
+  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+  return op;
+}
+
+void List(const Context& ctx, const SealArgs& a) {
+  Store store;
+  OpenOrFail(store, ctx, StoreMode::read_only);
+  std::vector<SealRecord> seals;
+  std::string err;
+  if (!store.ListSeals(a.op, ctx.arch, &seals, &err)) throw Failure(err);
+  if (ctx.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const SealRecord& s : seals)
+      arr.push_back({{"id", s.id}, {"operator", s.operator_name}, {"arch", s.arch}, {"device", s.device},
+                     {"parent", s.parent}, {"geomean_speedup", s.geomean_speedup}, {"created_at", s.created_at}});
+    std::printf("%s\n", arr.dump(2).c_str());
+    return;
+  }
+  if (seals.empty()) {
+    std::fprintf(stderr, "no seals%s%s on %s in %s\n", a.op.empty() ? "" : " of ", a.op.c_str(), ctx.arch.c_str(),
+                 store.path().c_str());
+    return;
+  }
+  std::printf("%-14s %-24s %-6s %-22s %-10s %-14s\n", "seal", "operator", "arch", "created", "speedup", "parent");
+  for (const SealRecord& s : seals)
+    std::printf("%-14s %-24s %-6s %-22s %-9.3fx %-14s\n", s.id.substr(0, 12).c_str(), s.operator_name.c_str(),
+                s.arch.c_str(), s.created_at.c_str(), s.geomean_speedup,
+                s.parent.empty() ? "(reference)" : s.parent.substr(0, 12).c_str());
+}
+
+void Show(const Context& ctx, const SealArgs& a) {
+  Store store;
+  OpenOrFail(store, ctx, StoreMode::read_only);
+  SealRecord seal = FindOrFail(store, a.id);
+  std::vector<SealRecord> lineage;
+  std::string err;
+  if (!store.SealLineage(seal.id, &lineage, &err)) throw Failure(err);
+  std::printf("%s\n", SealJson(seal, lineage).c_str());
+}
+
+void Export(const Context& ctx, const SealArgs& a) {
+  Store store;
+  OpenOrFail(store, ctx, StoreMode::read_only);
+  SealRecord seal = FindOrFail(store, a.id);
+  OperatorSpec op = LoadOperatorOrFail(ctx, seal.operator_name);
+  CompilerOptions copts;
+  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+  Compiler compiler(copts);
+  std::string err;
+  if (!ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)) throw Failure(err);
+  if (ctx.json)
+    std::printf("%s\n", nlohmann::json{{"seal", seal.id}, {"dir", a.dir}}.dump().c_str());
+  else
+    std::printf("exported seal %s to %s\n", seal.id.substr(0, 12).c_str(), a.dir.c_str());
+}
+
+void Diff(const Context& ctx, const SealArgs& a) {
+  Store store;
+  OpenOrFail(store, ctx, StoreMode::read_only);
+  SealRecord x = FindOrFail(store, a.id), y = FindOrFail(store, a.other);
+  std::printf("%s", SealDiffText(store, x, y).c_str());
+}
+
+void Verify(Context& ctx, const SealArgs& a) {
+  Store store;
+  OpenOrFail(store, ctx, StoreMode::read_only);
+  SealRecord seal = FindOrFail(store, a.id);
+  OperatorSpec op = LoadOperatorOrFail(ctx, seal.operator_name);
+  VerifyOutcome v = VerifySealOnGpu(ctx, store, op, seal);
+  if (ctx.json) {
+    std::printf("%s\n", v.json.c_str());
+  } else {
+    std::printf("%s", v.text.c_str());
+  }
+  ctx.exit_code = v.exit_code;
+}
+
+}  // namespace
+
+void set_seal_command(CLI::App& app, Context& ctx) {
+  auto args = std::make_shared<SealArgs>();
+  CLI::App* seal = app.add_subcommand("seal", "Sealed kernels: list, show, export, verify, diff");
+  seal->require_subcommand(1);
+
+  CLI::App* list = seal->add_subcommand("list", "List seals (newest first) of the --arch");
+  list->add_option("--op", args->op, "Only this operator");
+  list->callback([&ctx, args] { List(ctx, *args); });
+
+  CLI::App* show = seal->add_subcommand("show", "Show one seal with its lineage, as JSON");
+  show->add_option("ID", args->id, "Seal id or unique prefix")->required();
+  show->callback([&ctx, args] { Show(ctx, *args); });
+
+  CLI::App* exp = seal->add_subcommand("export", "Write a self-contained folder loadable with the CUDA driver API");
+  exp->add_option("ID", args->id, "Seal id or unique prefix")->required();
+  exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty)")->required();
+  exp->add_flag("--allow-rebuilt", args->allow_rebuilt,
+                "Export even when this toolchain's cubin differs from the sealed one");
+  exp->callback([&ctx, args] { Export(ctx, *args); });
+
+  CLI::App* verify = seal->add_subcommand(
+      "verify", "Re-validate a seal on this GPU: correct on every config, not slower than sealed (exit 3 if so)");
+  verify->add_option("ID", args->id, "Seal id or unique prefix")->required();
+  verify->callback([&ctx, args] { Verify(ctx, *args); });
+
+  CLI::App* diff = seal->add_subcommand("diff", "Compare two seals side by side");
+  diff->add_option("A", args->id, "First seal")->required();
+  diff->add_option("B", args->other, "Second seal")->required();
+  diff->callback([&ctx, args] { Diff(ctx, *args); });
+}
+
+}  // namespace forgek::cli

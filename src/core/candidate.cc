@@ -1,0 +1,304 @@
+// Parsing a candidate's manifest: the JSON in the first /* forgek ... */ comment of a .cu file.
+#include "forgek/candidate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/json_fields.h"
+#include "core/manifest_span.h"
+
+namespace forgek {
+
+namespace {
+
+const std::vector<std::string> kManifestFields = {"name",       "mechanisms",  "params",  "let",
+                                                  "constraints", "workspaces", "tensor_maps", "launches"};
+const std::vector<std::string> kSwizzles = {"none", "32B", "64B", "128B"};
+const std::vector<std::string> kL2Promotions = {"none", "64B", "128B", "256B"};
+const std::vector<std::string> kOobFills = {"none", "nan"};
+
+class ManifestReader {
+ public:
+  ManifestReader(const std::string& file, const JsonLocator* locator, Diagnostics* diags)
+      : r_(file, locator, diags), locator_(locator) {}
+
+  bool Read(const Json& root, CandidateManifest* m) {
+    if (!root.is_object()) {
+      r_.Error("", "the manifest must be a JSON object, got " + JsonTypeName(root));
+      return false;
+    }
+    r_.DuplicateKeys();
+    r_.UnknownMembers(root, "", kManifestFields);
+    r_.String(root, "", "name", false, &m->name);
+    ReadMechanisms(root, m);
+    ReadParams(root, m);
+    ReadLets(root, m);
+    if (const Json* c = r_.Member(root, "", "constraints", false)) {
+      if (!c->is_array()) r_.Error("constraints", "expected an array of expressions, got " + JsonTypeName(*c));
+      else
+        for (size_t i = 0; i < c->size(); ++i) {
+          std::string text;
+          if (r_.Expression((*c)[i], JsonPathIndex("constraints", i), &text)) m->constraints.push_back(text);
+        }
+    }
+    ReadWorkspaces(root, m);
+    ReadTensorMaps(root, m);
+    ReadLaunches(root, m);
+    return r_.error_count() == 0;
+  }
+
+ private:
+  // Params, lets, workspaces and tensor maps share one namespace. Params and lets are named by
+  // their key (errors point at it), workspaces and tensor maps by a "name" value.
+  void Claim(const std::string& name, const std::string& path, const char* what) {
+    bool by_key = path.size() < 5 || path.compare(path.size() - 5, 5, ".name") != 0;
+    auto report = [&](const std::string& message) { by_key ? r_.KeyError(path, message) : r_.Error(path, message); };
+    if (!IsIdentifier(name)) {
+      report("'" + name + "' is not an identifier");
+      return;
+    }
+    auto [it, fresh] = names_.emplace(name, what);
+    if (!fresh) report("'" + name + "' is already the name of a " + it->second);
+  }
+
+  const Json* ArrayMember(const Json& root, const char* key) {
+    const Json* v = r_.Member(root, "", key, false);
+    if (v && !v->is_array()) {
+      r_.Error(key, std::string("expected an array, got ") + JsonTypeName(*v));
+      return nullptr;
+    }
+    return v;
+  }
+
+  void ReadMechanisms(const Json& root, CandidateManifest* m) {
+    if (!r_.StringList(root, "", "mechanisms", false, &m->mechanisms)) return;
+    for (size_t i = 0; i < m->mechanisms.size(); ++i)
+      if (!IsIdentifier(m->mechanisms[i]))
+        r_.Error(JsonPathIndex("mechanisms", i), "'" + m->mechanisms[i] + "' is not a mechanism id");
+  }
+
+  void ReadParams(const Json& root, CandidateManifest* m) {
+    const Json* params = r_.Member(root, "", "params", false);
+    if (!params) return;
+    if (!params->is_object()) {
+      r_.Error("params", "expected an object {\"NAME\": value or [values]}, got " + JsonTypeName(*params));
+      return;
+    }
+    for (auto it = params->begin(); it != params->end(); ++it) {
+      std::string path = JsonPathKey("params", it.key());
+      Claim(it.key(), path, "param");
+      ParamSpec p{it.key(), {}};
+      const Json& v = it.value();
+      if (v.is_array()) {
+        if (v.empty()) {
+          r_.Error(path, "a param domain needs at least one value");
+          continue;
+        }
+        bool ok = true;
+        for (size_t i = 0; i < v.size(); ++i) {
+          int64_t x;
+          std::string vpath = JsonPathIndex(path, i);
+          if (!r_.Integer(v[i], vpath, &x)) {
+            ok = false;
+          } else if (std::find(p.values.begin(), p.values.end(), x) != p.values.end()) {
+            r_.Error(vpath, "value " + std::to_string(x) + " appears twice in the domain");
+            ok = false;
+          } else {
+            p.values.push_back(x);
+          }
+        }
+        if (!ok) continue;
+      } else {
+        int64_t x;
+        if (!r_.Integer(v, path, &x)) continue;
+        p.values.push_back(x);
+      }
+      m->params.push_back(std::move(p));
+    }
+  }
+
+  void ReadLets(const Json& root, CandidateManifest* m) {
+    const Json* lets = r_.Member(root, "", "let", false);
+    if (!lets) return;
+    if (!lets->is_object()) {
+      r_.Error("let", "expected an object {\"NAME\": \"expression\"}, got " + JsonTypeName(*lets));
+      return;
+    }
+    for (auto it = lets->begin(); it != lets->end(); ++it) {
+      std::string path = JsonPathKey("let", it.key());
+      Claim(it.key(), path, "let");
+      std::string text;
+      if (r_.Expression(it.value(), path, &text)) m->lets.emplace_back(it.key(), text);
+    }
+  }
+
+  void ReadWorkspaces(const Json& root, CandidateManifest* m) {
+    const Json* ws = ArrayMember(root, "workspaces");
+    if (!ws) return;
+    for (size_t i = 0; i < ws->size(); ++i) {
+      const Json& w = (*ws)[i];
+      std::string path = JsonPathIndex("workspaces", i);
+      if (!w.is_object()) {
+        r_.Error(path, "expected an object {\"name\", \"bytes\", \"zero\"}, got " + JsonTypeName(w));
+        continue;
+      }
+      r_.UnknownMembers(w, path, {"name", "bytes", "zero"});
+      WorkspaceSpec spec;
+      if (r_.String(w, path, "name", true, &spec.name)) Claim(spec.name, JsonPathKey(path, "name"), "workspace");
+      if (const Json* bytes = r_.Member(w, path, "bytes", true))
+        r_.Expression(*bytes, JsonPathKey(path, "bytes"), &spec.bytes);
+      r_.Bool(w, path, "zero", &spec.zero);
+      m->workspaces.push_back(std::move(spec));
+    }
+  }
+
+  void Enum(const Json& obj, const std::string& path, const char* key, const std::vector<std::string>& allowed,
+            std::string* out) {
+    if (!r_.String(obj, path, key, false, out)) return;
+    if (std::find(allowed.begin(), allowed.end(), *out) != allowed.end()) return;
+    std::string list;
+    for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    r_.Error(JsonPathKey(path, key), "unknown value '" + *out + "'; one of " + list);
+  }
+
+  void ReadTensorMaps(const Json& root, CandidateManifest* m) {
+    const Json* maps = ArrayMember(root, "tensor_maps");
+    if (!maps) return;
+    for (size_t i = 0; i < maps->size(); ++i) {
+      const Json& t = (*maps)[i];
+      std::string path = JsonPathIndex("tensor_maps", i);
+      if (!t.is_object()) {
+        r_.Error(path, "expected an object {\"name\", \"tensor\", \"box\", ...}, got " + JsonTypeName(t));
+        continue;
+      }
+      r_.UnknownMembers(t, path, {"name", "tensor", "box", "shape", "swizzle", "interleave", "l2_promotion", "oob_fill"});
+      TensorMapSpec spec;
+      if (r_.String(t, path, "name", true, &spec.name)) Claim(spec.name, JsonPathKey(path, "name"), "tensor map");
+      r_.String(t, path, "tensor", true, &spec.tensor);
+      r_.ExpressionList(t, path, "box", true, 5, &spec.box);
+      r_.ExpressionList(t, path, "shape", false, 5, &spec.shape);
+      if (!spec.shape.empty() && !spec.box.empty() && spec.shape.size() != spec.box.size())
+        r_.Error(JsonPathKey(path, "box"), "box has " + std::to_string(spec.box.size()) + " dimensions but shape has " +
+                                               std::to_string(spec.shape.size()));
+      Enum(t, path, "swizzle", kSwizzles, &spec.swizzle);
+      std::string interleave = "none";
+      Enum(t, path, "interleave", {"none"}, &interleave);
+      Enum(t, path, "l2_promotion", kL2Promotions, &spec.l2_promotion);
+      Enum(t, path, "oob_fill", kOobFills, &spec.oob_fill);
+      m->tensor_maps.push_back(std::move(spec));
+    }
+  }
+
+  void ReadLaunches(const Json& root, CandidateManifest* m) {
+    const Json* launches = r_.Member(root, "", "launches", true);
+    if (!launches) return;
+    if (!launches->is_array() || launches->empty()) {
+      r_.Error("launches", launches->is_array() ? "needs at least one launch"
+                                                : "expected an array of launches, got " + JsonTypeName(*launches));
+      return;
+    }
+    for (size_t i = 0; i < launches->size(); ++i) {
+      const Json& l = (*launches)[i];
+      std::string path = JsonPathIndex("launches", i);
+      if (!l.is_object()) {
+        r_.Error(path, "expected an object {\"kernel\", \"grid\", \"block\", \"args\"}, got " + JsonTypeName(l));
+        continue;
+      }
+      r_.UnknownMembers(l, path, {"kernel", "grid", "block", "cluster", "smem", "args"});
+      LaunchSpec spec;
+      spec.line = locator_->ValueAt(path).line;
+      if (r_.String(l, path, "kernel", true, &spec.kernel) && !IsIdentifier(spec.kernel))
+        r_.Error(JsonPathKey(path, "kernel"), "'" + spec.kernel + "' is not a C identifier");
+      r_.ExpressionList(l, path, "grid", true, 3, &spec.grid);
+      r_.ExpressionList(l, path, "block", true, 3, &spec.block);
+      r_.ExpressionList(l, path, "cluster", false, 3, &spec.cluster);
+      if (const Json* smem = r_.Member(l, path, "smem", false)) r_.Expression(*smem, JsonPathKey(path, "smem"), &spec.smem);
+      r_.StringList(l, path, "args", true, &spec.args);
+      for (size_t a = 0; a < spec.args.size(); ++a)
+        if (spec.args[a].empty()) r_.Error(JsonPathIndex(JsonPathKey(path, "args"), a), "empty argument");
+      m->launches.push_back(std::move(spec));
+    }
+  }
+
+  FieldReader r_;
+  const JsonLocator* locator_;
+  std::map<std::string, std::string> names_;  // name -> what it names
+};
+
+}  // namespace
+
+bool FindManifest(const std::string& file, const std::string& source, ManifestSpan* span, Diagnostics* diags) {
+  for (size_t at = source.find("/*"); at != std::string::npos; at = source.find("/*", at + 2)) {
+    size_t p = at + 2;
+    while (p < source.size() && std::isspace(static_cast<unsigned char>(source[p]))) ++p;
+    if (source.compare(p, 6, "forgek") != 0) continue;
+    p += 6;
+    if (p < source.size() && !std::isspace(static_cast<unsigned char>(source[p])) && source[p] != '{') continue;
+    size_t close = source.find("*/", p);
+    if (close == std::string::npos) {
+      TextPosition pos = PositionOfOffset(source, at);
+      diags->push_back({file, "", pos.line, pos.column, "the manifest comment '/* forgek' is never closed with '*/'"});
+      return false;
+    }
+    *span = {at, p, close};
+    return true;
+  }
+  diags->push_back({file, "", 1, 1,
+                    "no manifest: a candidate starts with a /* forgek { \"launches\": [...] } */ comment "
+                    "(see docs/candidate-format.md)"});
+  return false;
+}
+
+bool CandidateManifest::IsFamily() const {
+  return std::any_of(params.begin(), params.end(), [](const ParamSpec& p) { return p.values.size() > 1; });
+}
+
+bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags) {
+  ManifestSpan span;
+  if (!FindManifest(path, source, &span, diags)) return false;
+  Json root;
+  try {
+    root = Json::parse(source.begin() + static_cast<std::ptrdiff_t>(span.begin),
+                       source.begin() + static_cast<std::ptrdiff_t>(span.end));
+  } catch (const Json::exception& e) {
+    auto* parse = dynamic_cast<const Json::parse_error*>(&e);
+    size_t offset = JsonErrorOffset(source, span.begin, parse ? parse->byte : 0, e.what());
+    TextPosition p = PositionOfOffset(source, std::min(offset, span.end));
+    diags->push_back({path, "", p.line, p.column, "manifest: " + CleanJsonParseError(e.what())});
+    return false;
+  }
+  JsonLocator locator(source, span.begin, span.end);
+  CandidateManifest manifest;
+  ManifestReader reader(path, &locator, diags);
+  if (!reader.Read(root, &manifest)) return false;
+  if (manifest.name.empty())
+    manifest.name = path.empty() ? "candidate" : std::filesystem::path(path).stem().string();
+  out->path = path;
+  out->source = source;
+  out->manifest = std::move(manifest);
+  return true;
+}
+
+bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags->push_back({path, "", 0, 0, "cannot read the candidate file"});
+    return false;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseCandidate(path, buffer.str(), out, diags);
+}
+
+std::vector<std::string> ParamDefines(const ParamAssignment& params) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : params) out.push_back("-D" + name + "=" + std::to_string(value));
+  return out;
+}
+
+}  // namespace forgek

@@ -1,0 +1,117 @@
+// Operator lookups: configs and tensors of a loaded spec, operator folders, names and aliases.
+#include "forgek/operator_spec.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/suggest.h"
+
+namespace forgek {
+
+namespace fs = std::filesystem;
+
+const ConfigSpec* OperatorSpec::FindConfig(const std::string& config_name) const {
+  for (const ConfigSpec& c : configs)
+    if (c.name == config_name) return &c;
+  return nullptr;
+}
+
+const TensorSpec* OperatorSpec::FindTensor(const std::string& tensor_name) const {
+  for (const TensorSpec& t : tensors)
+    if (t.name == tensor_name) return &t;
+  return nullptr;
+}
+
+bool OperatorSpec::TensorShape(const TensorSpec& t, const Bindings& config, std::vector<int64_t>* shape,
+                               Diagnostic* diag) const {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    int64_t d;
+    if (!EvalExpression(t.shape[i], config, &d, diag)) {
+      size_t index = static_cast<size_t>(&t - tensors.data());
+      diag->file = path;
+      diag->field = index < tensors.size() ? "tensors[" + std::to_string(index) + "].shape[" + std::to_string(i) + "]"
+                                           : t.name + ".shape[" + std::to_string(i) + "]";
+      return false;
+    }
+    dims.push_back(d);
+  }
+  *shape = std::move(dims);
+  return true;
+}
+
+std::vector<std::string> ListOperatorDirs(const std::string& root) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2) && fs::is_regular_file(it->path() / "operator.json", ec2))
+      dirs.push_back(it->path().string());
+  }
+  std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
+    return fs::path(a).filename() < fs::path(b).filename();
+  });
+  return dirs;
+}
+
+namespace {
+
+// The aliases an operator.json declares, read leniently: a broken file has none.
+std::vector<std::string> ReadAliases(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "operator.json");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> out;
+  if (!j.is_object() || !j.contains("aliases") || !j["aliases"].is_array()) return out;
+  for (const auto& a : j["aliases"])
+    if (a.is_string()) out.push_back(a.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+bool ResolveOperator(const std::string& root, const std::string& name_or_alias, std::string* dir,
+                     std::string* err) {
+  std::vector<std::string> dirs = ListOperatorDirs(root);
+  for (const std::string& d : dirs) {
+    if (fs::path(d).filename() == name_or_alias) {
+      *dir = d;
+      return true;
+    }
+  }
+  std::vector<std::string> known;
+  for (const std::string& d : dirs) {
+    std::string name = fs::path(d).filename().string();
+    known.push_back(name);
+    for (const std::string& alias : ReadAliases(d)) {
+      if (alias == name_or_alias) {
+        *dir = d;
+        return true;
+      }
+      known.push_back(alias);
+    }
+  }
+  std::string message = "unknown operator '" + name_or_alias + "' in " + root;
+  std::vector<std::string> close = CloseMatches(name_or_alias, known, 3);
+  // A prefix such as "gemm" for "gemm_bf16" is also worth suggesting.
+  for (const std::string& k : known)
+    if (close.size() < 3 && k.rfind(name_or_alias, 0) == 0 && !name_or_alias.empty() &&
+        std::find(close.begin(), close.end(), k) == close.end())
+      close.push_back(k);
+  if (!close.empty()) {
+    message += "; did you mean ";
+    for (size_t i = 0; i < close.size(); ++i) message += (i ? ", " : "") + close[i];
+    message += "?";
+  } else if (!dirs.empty()) {
+    message += "; known operators: ";
+    for (size_t i = 0; i < dirs.size(); ++i) message += (i ? ", " : "") + fs::path(dirs[i]).filename().string();
+  } else {
+    message += " (it holds no operator folders)";
+  }
+  *err = message;
+  return false;
+}
+
+}  // namespace forgek

@@ -1,0 +1,63 @@
+// The registry of library references: ids to factories, and their shared CUDA plumbing.
+#include "library_registry.h"
+
+namespace forgek {
+namespace {
+
+const LibraryTable& Table() {
+  static const LibraryTable table = [] {
+    LibraryTable t;
+    AddCublasReferences(&t);
+    AddCublasLtReferences(&t);
+    AddCudnnReferences(&t);
+    AddCubReferences(&t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> LibraryReferenceIds() {
+  std::vector<std::string> ids;
+  for (const auto& [id, factory] : Table()) ids.push_back(id);
+  return ids;  // sorted: the table is a map
+}
+
+bool HasLibraryReference(const std::string& id) { return Table().count(id) != 0; }
+
+std::unique_ptr<LibraryReference> MakeLibraryReference(const std::string& id, std::string* err) {
+  auto it = Table().find(id);
+  if (it == Table().end()) {
+    std::string known;
+    for (const auto& [name, factory] : Table()) known += (known.empty() ? "" : ", ") + name;
+    if (err) *err = "unknown library reference '" + id + "' (this build provides: " + known + ")";
+    return nullptr;
+  }
+  return it->second();
+}
+
+bool CudaOk(cudaError_t status, const char* what, std::string* err) {
+  if (status == cudaSuccess) return true;
+  if (err) *err = std::string(what) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
+  return false;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+bool DeviceBuffer::Reserve(size_t bytes, std::string* err) {
+  if (bytes <= bytes_ && ptr_) return true;
+  if (ptr_) cudaFree(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+  if (!CudaOk(cudaMalloc(&ptr_, bytes ? bytes : 1), "cudaMalloc", err)) {
+    ptr_ = nullptr;
+    return false;
+  }
+  bytes_ = bytes;
+  return true;
+}
+
+}  // namespace forgek

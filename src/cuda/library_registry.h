@@ -1,0 +1,46 @@
+// The table of library references and the CUDA plumbing their implementations share.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "forgek/library_reference.h"
+
+namespace forgek {
+
+using LibraryFactory = std::unique_ptr<LibraryReference> (*)();
+using LibraryTable = std::map<std::string, LibraryFactory>;
+
+// One function per library file adds that library's ids (explicit calls, not static
+// initialisers: a static library drops objects nothing refers to).
+void AddCublasReferences(LibraryTable* table);
+void AddCublasLtReferences(LibraryTable* table);
+void AddCudnnReferences(LibraryTable* table);
+void AddCubReferences(LibraryTable* table);
+
+// True on cudaSuccess; else fills `err` with "<what>: <cuda error name>: <description>".
+bool CudaOk(cudaError_t status, const char* what, std::string* err);
+
+// Device memory owned by a reference (workspaces, pointer arrays), freed with it.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  // Makes the buffer at least `bytes` long (contents are not kept).
+  bool Reserve(size_t bytes, std::string* err);
+  void* get() const { return ptr_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace forgek

@@ -1,0 +1,25 @@
+// Names of evaluation outcomes, as stored and printed.
+#include "forgek/evaluation.h"
+
+namespace forgek {
+
+namespace {
+constexpr std::pair<Outcome, const char*> kOutcomes[] = {
+    {Outcome::compile_error, "compile_error"}, {Outcome::launch_error, "launch_error"}, {Outcome::crash, "crash"},
+    {Outcome::timeout, "timeout"}, {Outcome::wrong, "wrong"}, {Outcome::slower, "slower"},
+    {Outcome::faster, "faster"}};
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  for (const auto& [outcome, name] : kOutcomes)
+    if (outcome == o) return name;
+  return "crash";
+}
+
+bool ParseOutcome(const std::string& s, Outcome* out) {
+  for (const auto& [outcome, name] : kOutcomes)
+    if (s == name) return *out = outcome, true;
+  return false;
+}
+
+}  // namespace forgek

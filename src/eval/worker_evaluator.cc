@@ -1,0 +1,243 @@
+// The Evaluator backed by a GPU worker process: per-config requests, outcomes, SOL, respawn.
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "eval/timing_stats.h"
+#include "forgek/worker_client.h"
+
+namespace forgek {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<uint64_t> FreshSeeds(int n) {
+  std::random_device rd;
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < std::max(n, 1); ++i) seeds.push_back((uint64_t(rd()) << 32) ^ rd());
+  return seeds;
+}
+
+// The dtype whose tensor-core peak bounds the operator's arithmetic: its first float input.
+DType ComputeDType(const OperatorSpec& op) {
+  for (const TensorSpec& t : op.tensors)
+    if (t.role != TensorRole::output && DTypeIsFloat(t.dtype)) return t.dtype;
+  return DType::f32;
+}
+
+bool EvalFormula(const std::string& text, const char* field, const OperatorSpec& op, const ConfigSpec& c,
+                 double* out, std::string* err) {
+  if (text.empty()) return *out = 0, true;
+  int64_t v = 0;
+  Diagnostic d;
+  if (!EvalExpression(text, c.values, &v, &d)) {
+    *err = op.path + ": " + field + ": " + d.message;
+    return false;
+  }
+  *out = static_cast<double>(v);
+  return true;
+}
+
+bool ReplyOk(const WorkerClient::Reply& r) { return r.status == WorkerClient::Status::ok && r.body.value("ok", false); }
+
+std::string CallFailure(const WorkerClient::Reply& r) {
+  if (r.status != WorkerClient::Status::ok) return r.detail;
+  return r.body.value("error", std::string("worker refused the request"));
+}
+
+}  // namespace
+
+bool MakeWireConfig(const OperatorSpec& op, const ConfigSpec& config, WireConfig* out, std::string* err) {
+  WireConfig w;
+  w.op = op.name;
+  w.name = config.name;
+  w.values = config.values;
+  w.scalars = op.scalars;
+  w.tolerance = op.tolerance;
+  for (const TensorSpec& t : op.tensors) {
+    WireTensor wt;
+    wt.name = t.name;
+    wt.role = t.role;
+    wt.dtype = t.dtype;
+    wt.init = t.init;
+    Diagnostic d;
+    if (!op.TensorShape(t, config.values, &wt.shape, &d)) {
+      *err = d.str();
+      return false;
+    }
+    if (!t.init.hi_expr.empty()) {
+      int64_t hi = 0;
+      if (!EvalExpression(t.init.hi_expr, config.values, &hi, &d)) {
+        *err = op.path + ": tensors." + t.name + ".init.hi: " + d.message;
+        return false;
+      }
+      wt.init.hi = static_cast<double>(hi);
+    }
+    w.tensors.push_back(std::move(wt));
+  }
+  *out = std::move(w);
+  return true;
+}
+
+bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const ConfigSpec& config, WireKernel* out,
+                    std::string* err) {
+  WireKernel w;
+  w.label = k.label;
+  if (!k.library.empty()) {
+    w.library = k.library;
+  } else {
+    if (k.cubin.empty()) {
+      *err = k.label + ": no cubin (compile it first)";
+      return false;
+    }
+    std::string why;
+    if (!ConstraintsHold(k.manifest, k.params, config.values, &why)) {
+      *err = k.label + " does not support config " + config.name + ": " + why;
+      return false;
+    }
+    Diagnostics diags;
+    if (!ResolveCandidate(k.manifest, op, k.params, config.values, &w.launch, &diags)) {
+      *err = k.label + " on config " + config.name + ": " + FormatDiagnostics(diags);
+      return false;
+    }
+    w.cubin_b64 = Base64Encode(k.cubin);
+  }
+  *out = std::move(w);
+  return true;
+}
+
+WorkerEvaluator::WorkerEvaluator(WorkerEvaluatorOptions opts)
+    : opts_(std::move(opts)), client_(opts_.command), peaks_(opts_.peaks) {}
+
+bool WorkerEvaluator::Probe(ProbeResult* out, std::string* err) {
+  WorkerClient::Reply r = client_.Call("hello", {}, opts_.hello_deadline_s);
+  if (r.status != WorkerClient::Status::ok) return *err = r.detail, false;
+  if (!FromJson(r.body, out, err)) return false;
+  if (!out->ok) return *err = out->error, false;
+  return true;
+}
+
+bool WorkerEvaluator::Peaks(DevicePeaks* out, std::string* err) {
+  if (!peaks_.valid()) {
+    WorkerClient::Reply r = client_.Call("calibrate", {}, opts_.calibrate_deadline_s);
+    if (!ReplyOk(r)) return *err = "calibration failed: " + CallFailure(r), false;
+    if (!FromJson(r.body.value("peaks", nlohmann::json::object()), &peaks_, err)) return false;
+  }
+  *out = peaks_;
+  return true;
+}
+
+EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
+  auto start = Clock::now();
+  EvalResult result;
+  auto finish = [&](Outcome o, std::string detail) {
+    result.outcome = o;
+    result.detail = std::move(detail);
+    result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return result;
+  };
+  if (!req.op) return finish(Outcome::launch_error, "no operator given");
+  const OperatorSpec& op = *req.op;
+  if (op.tolerance.check != "elementwise")
+    return finish(Outcome::launch_error, "operator " + op.name + ": tolerance.check \"" + op.tolerance.check +
+                                             "\" is not supported by this worker (only elementwise comparison)");
+  const bool timed = req.time;
+  const bool has_incumbent = !(req.incumbent.library.empty() && req.incumbent.cubin.empty());
+  DevicePeaks peaks;
+  std::string err;
+  if (req.time && !Peaks(&peaks, &err)) return finish(Outcome::crash, err);
+
+  std::vector<const ConfigSpec*> configs;
+  if (req.configs.empty()) {
+    for (const ConfigSpec& c : op.configs) configs.push_back(&c);
+  } else {
+    for (const std::string& name : req.configs) {
+      const ConfigSpec* c = op.FindConfig(name);
+      if (!c) return finish(Outcome::launch_error, "operator " + op.name + " has no config '" + name + "'");
+      configs.push_back(c);
+    }
+  }
+
+  double log_speedup_sum = 0;
+  bool regressed = false;
+  std::string regressions;
+  for (const ConfigSpec* config : configs) {
+    EvaluateCommand cmd;
+    cmd.time = timed;
+    cmd.policy = opts_.policy;
+    cmd.seeds = FreshSeeds(req.seeds);
+    if (!MakeWireConfig(op, *config, &cmd.config, &err)) return finish(Outcome::launch_error, err);
+    if (!MakeWireKernel(req.golden, op, *config, &cmd.golden, &err))
+      return finish(Outcome::launch_error, "golden: " + err);
+    if (!MakeWireKernel(req.candidate, op, *config, &cmd.candidate, &err)) return finish(Outcome::launch_error, err);
+    if (has_incumbent && !MakeWireKernel(req.incumbent, op, *config, &cmd.incumbent, &err))
+      return finish(Outcome::launch_error, "incumbent: " + err);
+    if (cmd.golden.label.empty()) cmd.golden.label = "golden";
+    if (cmd.candidate.label.empty()) cmd.candidate.label = "candidate";
+    if (cmd.incumbent.label.empty()) cmd.incumbent.label = "incumbent";
+
+    WorkerClient::Reply r = client_.Call("evaluate", ToJson(cmd), req.deadline_s);
+    const std::string where = "config " + config->name;
+    if (r.status == WorkerClient::Status::timeout) return finish(Outcome::timeout, where + ": " + r.detail);
+    if (r.status != WorkerClient::Status::ok) return finish(Outcome::crash, where + ": " + r.detail);
+    EvaluateReply reply;
+    if (!r.body.value("ok", false) && !r.body.contains("status"))
+      return finish(Outcome::crash, where + ": worker error: " + r.body.value("error", std::string("?")));
+    if (!FromJson(r.body, &reply, &err)) return finish(Outcome::crash, where + ": malformed worker reply: " + err);
+    std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
+    if (reply.status == "crash") {
+      client_.Kill();  // it exits by itself after a sticky error; make sure before the next request
+      return finish(Outcome::crash, where + who + ": " + reply.cuda_error + ": " + reply.error);
+    }
+    if (reply.status == "launch_error") return finish(Outcome::launch_error, where + who + ": " + reply.error);
+    if (reply.status != "ok") return finish(Outcome::launch_error, where + who + ": " + reply.error);
+
+    ConfigResult cr;
+    cr.config = config->name;
+    cr.correctness = reply.correctness;
+    if (!reply.correctness.ok) {
+      result.configs.push_back(cr);
+      return finish(Outcome::wrong, where + ": " + reply.correctness.detail);
+    }
+    if (!reply.audit_ok) {
+      result.configs.push_back(cr);
+      return finish(Outcome::wrong, where + ": right when checked but wrong when timed (audited launch): " +
+                                        reply.audit_detail);
+    }
+    if (reply.timed) {
+      cr.candidate = reply.candidate;
+      cr.incumbent = reply.incumbent;
+      double flops = 0, bytes = 0;
+      if (!EvalFormula(op.flops, "flops", op, *config, &flops, &err) ||
+          !EvalFormula(op.bytes, "bytes", op, *config, &bytes, &err))
+        return finish(Outcome::launch_error, err);
+      cr.sol_us = SolMicros(flops, bytes, peaks.TflopsFor(ComputeDType(op)), peaks.BandwidthGbps());
+      cr.sol_pct = cr.candidate.median_us > 0 ? cr.sol_us / cr.candidate.median_us * 100 : 0;
+      cr.speedup = has_incumbent && cr.candidate.median_us > 0 ? cr.incumbent.median_us / cr.candidate.median_us : 0;
+      result.configs.push_back(cr);
+      if (FasterThanPossible(cr.candidate.median_us, cr.sol_us))
+        return finish(Outcome::wrong, fmt::format("{}: measured {:.3f} us is below the speed-of-light bound {:.3f} us "
+                                                  "({:.0f}% of SOL): impossible, the kernel skips work or fools the timer",
+                                                  where, cr.candidate.median_us, cr.sol_us, cr.sol_pct));
+      log_speedup_sum += std::log(std::max(cr.speedup, 1e-9));
+      double noise = cr.candidate.rel_noise + cr.incumbent.rel_noise;
+      if (cr.speedup < 1 - noise) {
+        regressed = true;
+        regressions += fmt::format(" {} {:.3f}x;", config->name, cr.speedup);
+      }
+    } else {
+      result.configs.push_back(cr);
+    }
+  }
+  if (!timed || !has_incumbent)
+    return finish(Outcome::faster, "correct on every config; not timed against an incumbent");
+  result.geomean_speedup = std::exp(log_speedup_sum / static_cast<double>(configs.size()));
+  std::string summary = fmt::format("geomean speedup {:.3f}x over {} configs", result.geomean_speedup, configs.size());
+  if (result.geomean_speedup > 1 && !regressed) return finish(Outcome::faster, summary);
+  return finish(Outcome::slower, summary + (regressed ? "; slower beyond noise on" + regressions : ""));
+}
+
+}  // namespace forgek

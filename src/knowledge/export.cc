@@ -1,0 +1,173 @@
+// JSON export and import of a whole store, and merging another store file.
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/store_io.h"
+#include "knowledge/sql.h"
+#include "knowledge/store_internal.h"
+
+namespace forgek {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "forgek-knowledge";
+
+// Tables in an order that satisfies their foreign keys, with the key that orders their rows.
+struct TableSpec {
+  const char* name;
+  const char* order;
+};
+constexpr TableSpec kTables[] = {
+    {"devices", "name, arch"},         {"operators", "name"},   {"mechanisms", "id"},
+    {"runs", "id"},                    {"candidates", "hash"},  {"attempts", "id"},
+    {"attempt_measurements", "attempt_id, config"}, {"profiles", "id"}, {"observations", "id"},
+    {"decisions", "id"},               {"evidence", "id"},      {"seals", "id"},
+    {"exchanges", "id"},
+};
+
+bool Columns(sqlite3* db, const std::string& table, std::vector<std::string>* cols, std::string* err) {
+  sql::Stmt s(db, ("PRAGMA table_info(" + table + ")").c_str());
+  for (bool row = true;;) {
+    if (!s.Step(&row, err)) return false;
+    if (!row) return true;
+    cols->push_back(s.Text(1));
+  }
+}
+
+}  // namespace
+
+bool ExportStore(Store& store, std::string* json_text, std::string* err) {
+  json doc = json::object();
+  doc["format"] = kFormat;
+  doc["schema"] = store.SchemaVersion();
+  for (const auto& t : kTables) {
+    json rows = json::array();
+    sql::Stmt s(store.handle(), (std::string("SELECT * FROM ") + t.name + " ORDER BY " + t.order).c_str());
+    for (bool row = true;;) {
+      if (!s.Step(&row, err)) return false;
+      if (!row) break;
+      json r = json::object();
+      for (int c = 0; c < s.ColumnCount(); ++c) {
+        switch (s.ColumnType(c)) {
+          case SQLITE_INTEGER: r[s.ColumnName(c)] = s.Int(c); break;
+          case SQLITE_FLOAT: r[s.ColumnName(c)] = s.Real(c); break;
+          case SQLITE_NULL: r[s.ColumnName(c)] = nullptr; break;
+          default: r[s.ColumnName(c)] = s.Text(c); break;
+        }
+      }
+      rows.push_back(std::move(r));
+    }
+    doc[t.name] = std::move(rows);
+  }
+  *json_text = doc.dump(1) + "\n";
+  return true;
+}
+
+bool ImportStore(Store& store, const std::string& json_text, const std::string& origin, ImportStats* stats,
+                 std::string* err) {
+  ImportStats local;
+  ImportStats& st = stats ? *stats : local;
+  st = ImportStats{};
+  json doc = json::parse(json_text, nullptr, false);
+  auto fail = [&](const std::string& field, const std::string& why) {
+    if (err) *err = origin + ": " + (field.empty() ? "" : field + ": ") + why;
+    return false;
+  };
+  if (doc.is_discarded() || !doc.is_object()) return fail("", "not a JSON object");
+  if (doc.value("format", "") != kFormat) return fail("format", std::string("expected \"") + kFormat + "\"");
+  if (!doc.contains("schema") || !doc["schema"].is_number_integer()) return fail("schema", "expected an integer");
+  if (doc["schema"].get<int>() > Store::CurrentSchemaVersion())
+    return fail("schema", "written by a newer forgek (schema " + std::to_string(doc["schema"].get<int>()) +
+                              " > " + std::to_string(Store::CurrentSchemaVersion()) + ")");
+  std::set<std::string> known;
+  for (const auto& t : kTables) known.insert(t.name);
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "format" && it.key() != "schema" && !known.count(it.key()))
+      return fail(it.key(), "unknown table");
+
+  std::set<std::string> touched_decisions;
+  std::string inner;
+  bool ok = store.Transaction(
+      [&](std::string* e) {
+        for (const auto& t : kTables) {
+          if (!doc.contains(t.name)) continue;
+          const json& rows = doc[t.name];
+          if (!rows.is_array()) {
+            *e = std::string(t.name) + ": expected an array of rows";
+            return false;
+          }
+          std::vector<std::string> cols;
+          if (!Columns(store.handle(), t.name, &cols, e)) return false;
+          std::set<std::string> colset(cols.begin(), cols.end());
+          for (size_t i = 0; i < rows.size(); ++i) {
+            std::string where = std::string(t.name) + "[" + std::to_string(i) + "]";
+            const json& r = rows[i];
+            if (!r.is_object()) {
+              *e = where + ": expected an object";
+              return false;
+            }
+            std::string names, marks;
+            std::vector<const json*> values;
+            for (auto c = r.begin(); c != r.end(); ++c) {
+              if (!colset.count(c.key())) {
+                *e = where + "." + c.key() + ": unknown field";
+                return false;
+              }
+              if (c->is_object() || c->is_array()) {
+                *e = where + "." + c.key() + ": expected a string, number or null";
+                return false;
+              }
+              names += (names.empty() ? "" : ", ") + c.key();
+              marks += marks.empty() ? "?" : ", ?";
+              values.push_back(&*c);
+            }
+            sql::Stmt s(store.handle(),
+                        ("INSERT OR IGNORE INTO " + std::string(t.name) + " (" + names + ") VALUES (" + marks + ")")
+                            .c_str());
+            for (size_t v = 0; v < values.size(); ++v) {
+              const json& x = *values[v];
+              int idx = static_cast<int>(v + 1);
+              if (x.is_null())
+                s.BindNull(idx);
+              else if (x.is_boolean())
+                s.Bind(idx, static_cast<int64_t>(x.get<bool>()));
+              else if (x.is_number_integer())
+                s.Bind(idx, x.get<int64_t>());
+              else if (x.is_number())
+                s.Bind(idx, x.get<double>());
+              else
+                s.Bind(idx, x.get<std::string>());
+            }
+            if (!s.Run(e)) {
+              *e = where + ": " + *e;
+              return false;
+            }
+            bool added = sqlite3_changes(store.handle()) > 0;
+            (added ? st.added : st.present)[t.name] += 1;
+            if (added && std::string(t.name) == "evidence" && r.contains("decision_id") && r["decision_id"].is_string())
+              touched_decisions.insert(r["decision_id"].get<std::string>());
+          }
+        }
+        for (const auto& id : touched_decisions) {
+          if (!store_detail::RecomputeDecision(store, id, nullptr, e)) return false;
+          ++st.decisions_updated;
+        }
+        return true;
+      },
+      &inner);
+  if (!ok) return fail("", inner + "; nothing was imported");
+  return true;
+}
+
+bool MergeStore(Store& store, const std::string& other_path, ImportStats* stats, std::string* err) {
+  Store other;
+  if (!other.Open(other_path, err, StoreMode::read_only)) return false;
+  std::string text;
+  if (!ExportStore(other, &text, err)) return false;
+  return ImportStore(store, text, other_path, stats, err);
+}
+
+}  // namespace forgek

@@ -1,0 +1,95 @@
+// Forgetting knowledge: a decision, an operator's observations and evidence, or a mechanism.
+#include <set>
+
+#include "forgek/store_io.h"
+#include "knowledge/sql.h"
+#include "knowledge/store_internal.h"
+
+namespace forgek {
+
+namespace {
+
+bool Delete(sqlite3* db, const std::string& table, const std::string& where, const std::vector<std::string>& args,
+            std::map<std::string, int>* removed, std::string* err) {
+  sql::Stmt s(db, ("DELETE FROM " + table + " WHERE " + where).c_str());
+  for (size_t i = 0; i < args.size(); ++i) s.Bind(static_cast<int>(i + 1), args[i]);
+  if (!s.Run(err)) return false;
+  (*removed)[table] += sqlite3_changes(db);
+  return true;
+}
+
+bool Collect(sqlite3* db, const std::string& text, const std::vector<std::string>& args, std::set<std::string>* out,
+             std::string* err) {
+  sql::Stmt s(db, text.c_str());
+  for (size_t i = 0; i < args.size(); ++i) s.Bind(static_cast<int>(i + 1), args[i]);
+  for (bool row = true;;) {
+    if (!s.Step(&row, err)) return false;
+    if (!row) return true;
+    out->insert(s.Text(0));
+  }
+}
+
+}  // namespace
+
+bool Forget(Store& store, const ForgetQuery& q, std::map<std::string, int>* removed, std::string* err) {
+  int set = !q.decision.empty() + !q.operator_name.empty() + !q.mechanism.empty();
+  if (set != 1) {
+    if (err) *err = "forget needs exactly one of a decision id, an operator or a mechanism";
+    return false;
+  }
+  std::map<std::string, int> local;
+  std::map<std::string, int>& rm = removed ? *removed : local;
+  rm.clear();
+  sqlite3* db = store.handle();
+  return store.Transaction(
+      [&](std::string* e) {
+        if (!q.decision.empty()) {
+          DecisionRecord d;
+          bool found = false;
+          if (!store.GetDecision(q.decision, &d, nullptr, &found, e)) return false;
+          if (!found) {
+            *e = "no decision with id " + q.decision;
+            return false;
+          }
+          return Delete(db, "evidence", "decision_id = ?1", {d.id}, &rm, e) &&
+                 Delete(db, "decisions", "id = ?1", {d.id}, &rm, e);
+        }
+        if (!q.mechanism.empty()) {
+          std::set<std::string> ids;
+          if (!Collect(db, "SELECT id FROM decisions WHERE mechanism = ?1 AND (?2 = '' OR arch = ?2)",
+                       {q.mechanism, q.arch}, &ids, e))
+            return false;
+          for (const auto& id : ids)
+            if (!Delete(db, "evidence", "decision_id = ?1", {id}, &rm, e) ||
+                !Delete(db, "decisions", "id = ?1", {id}, &rm, e))
+              return false;
+          return true;
+        }
+        // An operator: its observations and profiles, and the evidence it contributed.
+        std::vector<std::string> args = {q.operator_name, q.arch};
+        std::set<std::string> touched;
+        if (!Collect(db,
+                     "SELECT DISTINCT e.decision_id FROM evidence e JOIN decisions d ON d.id = e.decision_id "
+                     "WHERE e.operator_name = ?1 AND (?2 = '' OR d.arch = ?2)",
+                     args, &touched, e))
+          return false;
+        if (!Delete(db, "observations", "operator_name = ?1 AND (?2 = '' OR arch = ?2)", args, &rm, e) ||
+            !Delete(db, "profiles", "operator_name = ?1 AND (?2 = '' OR arch = ?2)", args, &rm, e) ||
+            !Delete(db, "evidence",
+                    "operator_name = ?1 AND decision_id IN (SELECT id FROM decisions WHERE ?2 = '' OR arch = ?2)",
+                    args, &rm, e))
+          return false;
+        for (const auto& id : touched) {
+          if (!Delete(db, "decisions", "id = ?1 AND NOT EXISTS (SELECT 1 FROM evidence WHERE decision_id = ?1)", {id},
+                      &rm, e))
+            return false;
+          std::set<std::string> still;
+          if (!Collect(db, "SELECT id FROM decisions WHERE id = ?1", {id}, &still, e)) return false;
+          if (!still.empty() && !store_detail::RecomputeDecision(store, id, nullptr, e)) return false;
+        }
+        return true;
+      },
+      err);
+}
+
+}  // namespace forgek

@@ -1,0 +1,106 @@
+// Instruction classes of disassembled SASS (cuobjdump -sass / nvdisasm), and disassembling a cubin.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "forgek/knowledge.h"
+
+namespace forgek {
+
+namespace {
+
+// The opcode of one disassembly line ("/*0200*/  @!P0 HGMMA.64x128x16.F32.BF16 R24, ... ;"), or "".
+std::string OpcodeOf(const std::string& line) {
+  size_t p = line.find("*/");
+  if (p == std::string::npos) return "";
+  p += 2;
+  auto skip = [&] {
+    while (p < line.size() && (line[p] == ' ' || line[p] == '\t' || line[p] == '{')) ++p;
+  };
+  skip();
+  if (p < line.size() && line[p] == '@') {  // predicate guard
+    while (p < line.size() && line[p] != ' ' && line[p] != '\t') ++p;
+    skip();
+  }
+  size_t end = p;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t' && line[end] != ';') ++end;
+  std::string op = line.substr(p, end - p);
+  if (op.empty() || !(op[0] >= 'A' && op[0] <= 'Z')) return "";
+  return op;
+}
+
+bool HasModifier(const std::string& op, const std::string& mod) {
+  return (op + ".").find("." + mod + ".") != std::string::npos;
+}
+
+}  // namespace
+
+std::map<std::string, int> ClassifySass(const std::string& sass) {
+  std::map<std::string, int> classes;
+  std::istringstream in(sass);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string op = OpcodeOf(line);
+    if (op.empty()) continue;
+    std::string base = op.substr(0, op.find('.'));
+    // Width matters for plain memory instructions: 16-byte accesses are a mechanism of their own.
+    if ((base == "LDG" || base == "STG" || base == "LDS" || base == "STS" || base == "LD" || base == "ST") &&
+        HasModifier(op, "128")) {
+      ++classes[base + ".128"];
+      continue;
+    }
+    if (base == "ATOMG") base = "ATOM";
+    if (base == "REDG") base = "RED";
+    ++classes[base];
+    if (base == "UTMALDG" && HasModifier(op, "MULTICAST")) ++classes["UTMALDG.MULTICAST"];
+    if (base == "MUFU" && HasModifier(op, "EX2")) ++classes["MUFU.EX2"];
+  }
+  return classes;
+}
+
+bool DisassembleCubin(const std::string& cubin, std::string* sass, std::string* err) {
+  namespace fs = std::filesystem;
+  std::string root = FORGEK_CUDA_ROOT;
+  std::string tool;
+  for (const char* name : {"cuobjdump", "nvdisasm"}) {
+    fs::path p = fs::path(root) / "bin" / name;
+    if (access(p.c_str(), X_OK) == 0) {
+      tool = p.string() + (std::string(name) == "cuobjdump" ? " -sass " : " ");
+      break;
+    }
+  }
+  if (tool.empty()) {
+    if (err) *err = "no cuobjdump or nvdisasm under " + root + "/bin";
+    return false;
+  }
+  char tmpl[] = "/tmp/forgek-cubin-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) {
+    if (err) *err = "cannot create a temporary file for disassembly";
+    return false;
+  }
+  close(fd);
+  { std::ofstream(tmpl, std::ios::binary) << cubin; }
+  std::string cmd = tool + "'" + std::string(tmpl) + "' 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string text;
+  if (pipe) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+  }
+  int status = pipe ? pclose(pipe) : -1;
+  std::remove(tmpl);
+  if (status != 0) {
+    if (err) *err = "disassembly failed: " + text.substr(0, 500);
+    return false;
+  }
+  *sass = text;
+  return true;
+}
+
+}  // namespace forgek

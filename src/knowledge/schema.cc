@@ -1,0 +1,123 @@
+// Schema migrations of the knowledge store. Append new versions; never edit a shipped one.
+#include "knowledge/schema.h"
+
+#include <string>
+#include <vector>
+
+#include "knowledge/sql.h"
+
+namespace forgek::schema {
+namespace {
+
+// Migration N (1-based) takes a store from version N-1 to N.
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> m = {
+      // 1: every entity.
+      R"sql(
+CREATE TABLE devices (
+  name TEXT NOT NULL, arch TEXT NOT NULL, sm_count INTEGER NOT NULL DEFAULT 0,
+  l2_bytes INTEGER NOT NULL DEFAULT 0, memory_bytes INTEGER NOT NULL DEFAULT 0, driver TEXT NOT NULL DEFAULT '',
+  peaks_json TEXT NOT NULL DEFAULT '{}', calibrated INTEGER NOT NULL DEFAULT 0, calibrated_at TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (name, arch));
+CREATE TABLE operators (
+  name TEXT PRIMARY KEY, category TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '');
+CREATE TABLE runs (
+  id TEXT PRIMARY KEY, operator_name TEXT NOT NULL, arch TEXT NOT NULL, device TEXT NOT NULL DEFAULT '',
+  agent TEXT NOT NULL DEFAULT '', incumbent TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
+  summary_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL, finished_at TEXT NOT NULL DEFAULT '');
+CREATE TABLE candidates (
+  hash TEXT PRIMARY KEY, operator_name TEXT NOT NULL, source TEXT NOT NULL, params_json TEXT NOT NULL DEFAULT '{}',
+  family TEXT NOT NULL DEFAULT '', mechanisms_json TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL);
+CREATE TABLE attempts (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, iteration INTEGER NOT NULL,
+  candidate_hash TEXT NOT NULL REFERENCES candidates(hash), outcome TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+  rationale TEXT NOT NULL DEFAULT '', geomean_speedup REAL NOT NULL DEFAULT 0, wall_s REAL NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL);
+CREATE TABLE attempt_measurements (
+  attempt_id TEXT NOT NULL REFERENCES attempts(id) ON DELETE CASCADE, config TEXT NOT NULL,
+  correct INTEGER NOT NULL, rel_l2 REAL NOT NULL, max_abs REAL NOT NULL, candidate_us REAL NOT NULL,
+  incumbent_us REAL NOT NULL, rel_noise REAL NOT NULL, speedup REAL NOT NULL, sol_pct REAL NOT NULL,
+  PRIMARY KEY (attempt_id, config));
+CREATE TABLE profiles (
+  id TEXT PRIMARY KEY, operator_name TEXT NOT NULL, arch TEXT NOT NULL, subject TEXT NOT NULL,
+  config TEXT NOT NULL, profile_json TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE observations (
+  id TEXT PRIMARY KEY, operator_name TEXT NOT NULL, arch TEXT NOT NULL, subject TEXT NOT NULL, config TEXT NOT NULL,
+  kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, number REAL NOT NULL DEFAULT 0,
+  mechanism TEXT NOT NULL DEFAULT '', evidence TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE TABLE mechanisms (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, archs_json TEXT NOT NULL, json TEXT NOT NULL);
+CREATE TABLE decisions (
+  id TEXT PRIMARY KEY, arch TEXT NOT NULL, category TEXT NOT NULL, regime TEXT NOT NULL, mechanism TEXT NOT NULL,
+  settings_json TEXT NOT NULL DEFAULT '{}', verdict TEXT NOT NULL, effect REAL NOT NULL, confidence REAL NOT NULL,
+  supporting INTEGER NOT NULL, contradicting INTEGER NOT NULL, text TEXT NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  UNIQUE (arch, category, regime, mechanism));
+CREATE TABLE evidence (
+  id TEXT PRIMARY KEY, decision_id TEXT NOT NULL REFERENCES decisions(id) ON DELETE CASCADE, kind TEXT NOT NULL,
+  source TEXT NOT NULL, operator_name TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
+  candidate_hash TEXT NOT NULL DEFAULT '', settings_json TEXT NOT NULL DEFAULT '{}', supports INTEGER NOT NULL,
+  speedup REAL NOT NULL DEFAULT 0, metric_deltas_json TEXT NOT NULL DEFAULT '{}', device TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL);
+CREATE TABLE seals (
+  id TEXT PRIMARY KEY, operator_name TEXT NOT NULL, arch TEXT NOT NULL, candidate_hash TEXT NOT NULL,
+  params_json TEXT NOT NULL DEFAULT '{}', parent TEXT NOT NULL DEFAULT '', run_id TEXT NOT NULL DEFAULT '',
+  cubin_sha256 TEXT NOT NULL DEFAULT '', toolchain TEXT NOT NULL DEFAULT '', driver TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '', config_us_json TEXT NOT NULL DEFAULT '{}', geomean_speedup REAL NOT NULL DEFAULT 0,
+  metadata_json TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL);
+CREATE TABLE exchanges (
+  id TEXT PRIMARY KEY, run_id TEXT NOT NULL DEFAULT '', iteration INTEGER NOT NULL DEFAULT 0,
+  turn INTEGER NOT NULL DEFAULT 0, provider TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '',
+  request_json TEXT NOT NULL DEFAULT '', response_json TEXT NOT NULL DEFAULT '', http_status INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL);
+)sql",
+      // 2: indexes for the queries agents and the CLI make on every run.
+      R"sql(
+CREATE INDEX observations_by_scope ON observations (operator_name, arch, subject);
+CREATE INDEX decisions_by_scope ON decisions (arch, category, regime);
+CREATE INDEX evidence_by_decision ON evidence (decision_id);
+CREATE INDEX attempts_by_run ON attempts (run_id, iteration);
+CREATE INDEX seals_by_operator ON seals (operator_name, arch, created_at);
+CREATE INDEX exchanges_by_run ON exchanges (run_id, iteration, turn);
+)sql",
+  };
+  return m;
+}
+
+bool UserVersion(sqlite3* db, int* v, std::string* err) {
+  sql::Stmt s(db, "PRAGMA user_version");
+  bool row = false;
+  if (!s.Step(&row, err)) return false;
+  *v = row ? static_cast<int>(s.Int(0)) : 0;
+  return true;
+}
+
+}  // namespace
+
+int LatestVersion() { return static_cast<int>(Migrations().size()); }
+
+bool MigrateTo(sqlite3* db, int target, std::string* err) {
+  for (;;) {
+    // BEGIN IMMEDIATE: two processes opening a new store at once must not both migrate it.
+    if (!sql::Exec(db, "BEGIN IMMEDIATE", err)) return false;
+    int version = 0;
+    if (!UserVersion(db, &version, err)) {
+      sql::Exec(db, "ROLLBACK", nullptr);
+      return false;
+    }
+    if (version >= target) return sql::Exec(db, "COMMIT", err);
+    std::string step = Migrations()[static_cast<size_t>(version)];
+    step += "PRAGMA user_version = " + std::to_string(version + 1) + ";";
+    if (version == 0) step += "PRAGMA application_id = " + std::to_string(kApplicationId) + ";";
+    std::string why;
+    if (!sql::Exec(db, step, &why) || !sql::Exec(db, "COMMIT", &why)) {
+      sql::Exec(db, "ROLLBACK", nullptr);
+      if (err) *err = "migrating the store to schema " + std::to_string(version + 1) + " failed: " + why;
+      return false;
+    }
+  }
+}
+
+}  // namespace forgek::schema

@@ -1,0 +1,87 @@
+// The prepared-statement wrapper behind the store.
+#include "knowledge/sql.h"
+
+namespace forgek::sql {
+
+Stmt::Stmt(sqlite3* db, const char* text) : db_(db), text_(text) {
+  if (sqlite3_prepare_v2(db, text, -1, &stmt_, nullptr) != SQLITE_OK) {
+    prepare_error_ = sqlite3_errmsg(db);
+    stmt_ = nullptr;
+  }
+}
+
+Stmt::~Stmt() { sqlite3_finalize(stmt_); }
+
+Stmt& Stmt::Bind(int i, const std::string& v) {
+  if (stmt_ && bind_rc_ == SQLITE_OK)
+    bind_rc_ = sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Stmt& Stmt::Bind(int i, int64_t v) {
+  if (stmt_ && bind_rc_ == SQLITE_OK) bind_rc_ = sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+
+Stmt& Stmt::Bind(int i, double v) {
+  if (stmt_ && bind_rc_ == SQLITE_OK) bind_rc_ = sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+
+Stmt& Stmt::BindNull(int i) {
+  if (stmt_ && bind_rc_ == SQLITE_OK) bind_rc_ = sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+bool Stmt::Step(bool* row, std::string* err) {
+  if (!stmt_) {
+    if (err) *err = "SQL error: " + prepare_error_ + " in: " + text_;
+    return false;
+  }
+  if (bind_rc_ != SQLITE_OK) {
+    if (err) *err = std::string("SQL bind error: ") + sqlite3_errstr(bind_rc_);
+    return false;
+  }
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) {
+    *row = true;
+    return true;
+  }
+  *row = false;
+  if (rc == SQLITE_DONE) return true;
+  if (err) *err = std::string("SQL error: ") + sqlite3_errmsg(db_);
+  return false;
+}
+
+bool Stmt::Run(std::string* err) {
+  bool row = true;
+  while (row) {
+    if (!Step(&row, err)) return false;
+  }
+  return true;
+}
+
+std::string Stmt::Text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, col);
+  if (!p) return std::string();
+  return std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Stmt::Real(int col) const { return sqlite3_column_double(stmt_, col); }
+bool Stmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+int Stmt::ColumnCount() const { return sqlite3_column_count(stmt_); }
+int Stmt::ColumnType(int col) const { return sqlite3_column_type(stmt_, col); }
+std::string Stmt::ColumnName(int col) const { return sqlite3_column_name(stmt_, col); }
+
+bool Exec(sqlite3* db, const std::string& text, std::string* err) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    if (err) *err = std::string("SQL error: ") + (msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace forgek::sql

@@ -1,0 +1,49 @@
+// A thin RAII wrapper over SQLite prepared statements, for the store's own files.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+
+namespace forgek::sql {
+
+// One prepared statement. Bind indexes are 1-based, column indexes 0-based (as in SQLite).
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* text);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  bool ok() const { return stmt_ != nullptr; }
+  Stmt& Bind(int i, const std::string& v);
+  Stmt& Bind(int i, int64_t v);
+  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
+  Stmt& Bind(int i, double v);
+  Stmt& BindNull(int i);
+  // Steps once: true with *row=true for a row, true with *row=false when done, false on error.
+  bool Step(bool* row, std::string* err);
+  // Steps to completion (for writes).
+  bool Run(std::string* err);
+
+  std::string Text(int col) const;
+  int64_t Int(int col) const;
+  double Real(int col) const;
+  bool IsNull(int col) const;
+  int ColumnCount() const;
+  int ColumnType(int col) const;
+  std::string ColumnName(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string text_;
+  std::string prepare_error_;
+  int bind_rc_ = SQLITE_OK;
+};
+
+// Runs one or more statements without results; false with err naming SQLite's message.
+bool Exec(sqlite3* db, const std::string& text, std::string* err);
+
+}  // namespace forgek::sql

@@ -1,0 +1,165 @@
+// Opening the knowledge store safely (create, migrate, refuse foreign/corrupt/newer files) and transactions.
+#include "forgek/store.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "knowledge/schema.h"
+#include "knowledge/sql.h"
+
+namespace forgek {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Several forgek processes share one store; a writer waits this long for another's transaction.
+constexpr int kBusyTimeoutMs = 30000;
+
+// SQLite files start with this 16-byte magic; anything else is not ours to open.
+bool HasSqliteHeader(const std::string& path, bool* empty) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  *empty = in.gcount() == 0;
+  return in.gcount() == 16 && std::string(header, 16) == std::string("SQLite format 3\0", 16);
+}
+
+bool PragmaInt(sqlite3* db, const char* pragma, int64_t* v, std::string* err) {
+  sql::Stmt s(db, pragma);
+  bool row = false;
+  if (!s.Step(&row, err)) return false;
+  *v = row ? s.Int(0) : 0;
+  return true;
+}
+
+}  // namespace
+
+std::string NowIso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Store::Store() = default;
+Store::~Store() { Close(); }
+
+int Store::CurrentSchemaVersion() { return schema::LatestVersion(); }
+
+void Store::Close() {
+  if (db_) sqlite3_close_v2(db_);
+  db_ = nullptr;
+  tx_depth_ = 0;
+  schema_version_ = 0;
+}
+
+bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
+  Close();
+  path_ = path;
+  auto fail = [&](const std::string& why) {
+    Close();
+    if (err) *err = why;
+    return false;
+  };
+  std::error_code ec;
+  bool exists = fs::exists(path, ec);
+  if (exists && fs::is_directory(path, ec)) return fail("knowledge store " + path + " is a folder, not a file");
+  if (!exists && mode != StoreMode::create) return fail("no knowledge store at " + path);
+  if (exists) {
+    bool empty = false;
+    if (!HasSqliteHeader(path, &empty) && !empty)
+      return fail(path + " is not a forgek knowledge store (not an SQLite database); it was left untouched");
+  } else {
+    fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::create_directories(parent, ec) && ec)
+      return fail("cannot create the folder of knowledge store " + path + ": " + ec.message());
+  }
+
+  int flags = mode == StoreMode::read_only ? SQLITE_OPEN_READONLY
+                                           : (SQLITE_OPEN_READWRITE | (mode == StoreMode::create ? SQLITE_OPEN_CREATE : 0));
+  if (sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    return fail("cannot open knowledge store " + path + ": " + why);
+  }
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+
+  std::string why;
+  int64_t app_id = 0, version = 0, tables = 0;
+  {
+    sql::Stmt count(db_, "SELECT count(*) FROM sqlite_schema");
+    bool row = false;
+    if (!PragmaInt(db_, "PRAGMA application_id", &app_id, &why) || !PragmaInt(db_, "PRAGMA user_version", &version, &why) ||
+        !count.Step(&row, &why))
+      return fail("cannot read knowledge store " + path + " (corrupt or not a store?): " + why);
+    tables = count.Int(0);
+  }
+  if ((app_id != 0 && app_id != schema::kApplicationId) || (app_id == 0 && (version != 0 || tables != 0)))
+    return fail(path + " is an SQLite database of another program, not a forgek knowledge store; it was left untouched");
+  int latest = schema::LatestVersion();
+  if (version > latest)
+    return fail("knowledge store " + path + " has schema version " + std::to_string(version) +
+                ", newer than this forgek understands (" + std::to_string(latest) + "); use a newer forgek");
+  {
+    sql::Stmt check(db_, "PRAGMA quick_check");
+    bool row = false;
+    if (!check.Step(&row, &why)) return fail("knowledge store " + path + " is corrupt: " + why);
+    if (row && check.Text(0) != "ok")
+      return fail("knowledge store " + path + " is corrupt: " + check.Text(0) + "; it was left untouched");
+  }
+
+  if (mode != StoreMode::read_only) {
+    // WAL: readers never block the writer; FULL: a committed transaction survives a crash of
+    // the process and of the machine.
+    if (!sql::Exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", &why))
+      return fail("cannot set up knowledge store " + path + ": " + why);
+  }
+  if (!sql::Exec(db_, "PRAGMA foreign_keys=ON;", &why)) return fail("cannot set up knowledge store " + path + ": " + why);
+
+  if (version < latest) {
+    if (mode == StoreMode::read_only)
+      return fail("knowledge store " + path + " has schema version " + std::to_string(version) +
+                  "; open it once for writing to migrate it to " + std::to_string(latest));
+    if (!schema::MigrateTo(db_, latest, &why)) return fail("knowledge store " + path + ": " + why);
+  }
+  schema_version_ = latest;
+  return true;
+}
+
+bool Store::Begin(std::string* err) {
+  if (!db_) {
+    if (err) *err = "knowledge store is not open";
+    return false;
+  }
+  std::string text = tx_depth_ == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT sp" + std::to_string(tx_depth_);
+  if (!sql::Exec(db_, text, err)) return false;
+  ++tx_depth_;
+  return true;
+}
+
+bool Store::Commit(std::string* err) {
+  if (tx_depth_ <= 0) return true;
+  std::string text = tx_depth_ == 1 ? "COMMIT" : "RELEASE sp" + std::to_string(tx_depth_ - 1);
+  if (!sql::Exec(db_, text, err)) return false;
+  --tx_depth_;
+  return true;
+}
+
+void Store::Rollback() {
+  if (tx_depth_ <= 0) return;
+  if (tx_depth_ == 1) {
+    sql::Exec(db_, "ROLLBACK", nullptr);
+  } else {
+    std::string sp = "sp" + std::to_string(tx_depth_ - 1);
+    sql::Exec(db_, "ROLLBACK TO " + sp + "; RELEASE " + sp, nullptr);
+  }
+  --tx_depth_;
+}
+
+}  // namespace forgek

@@ -1,0 +1,127 @@
+// The run loop: analyse the incumbent, then propose / compile / evaluate / learn until a budget
+// ends, then seal the best candidate if it beats the incumbent on every config.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "forgek/run.h"
+#include "run/run_state.h"
+
+namespace forgek {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Evaluates a batch: with one evaluator in order; with several, each GPU takes the next compiled
+// proposal as soon as it is free, and results are committed one at a time as they finish.
+bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::future<CompileResult>>& compiles,
+                   RunState& state, RunServices& services, Clock::time_point start, std::string* err) {
+  std::vector<Evaluator*> pool;
+  if (services.evaluator) pool.push_back(services.evaluator);
+  for (Evaluator* e : services.more_evaluators) pool.push_back(e);
+  auto stop = [&] {
+    return !state.BudgetSpent(Seconds(start)).empty() || (services.stop_requested && services.stop_requested());
+  };
+  if (pool.size() <= 1) {
+    for (size_t i = 0; i < proposals.size(); ++i) {
+      CompileResult compiled = compiles[i].get();
+      if (stop()) break;
+      if (!state.Attempt(proposals[i], compiled, err)) return false;
+    }
+    return true;
+  }
+  std::mutex mu;  // guards `state`, `next`, `failed` and `first_error`
+  size_t next = 0;
+  bool failed = false;
+  std::string first_error;
+  auto gpu_loop = [&](Evaluator* evaluator) {
+    while (true) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failed || next >= proposals.size() || stop()) return;
+        i = next++;
+      }
+      CompileResult compiled = compiles[i].get();
+      RunState::Evaluated e = state.EvaluateProposal(proposals[i], compiled, evaluator);
+      std::lock_guard<std::mutex> lock(mu);
+      std::string commit_err;
+      if (!failed && !state.Commit(e, &commit_err)) {
+        failed = true;
+        first_error = commit_err;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (Evaluator* e : pool) threads.emplace_back(gpu_loop, e);
+  for (std::thread& t : threads) t.join();
+  // Futures of proposals never taken (budget spent) are drained so no compile outlives the batch.
+  for (size_t i = next; i < compiles.size(); ++i) compiles[i].wait();
+  if (failed) *err = first_error;
+  return !failed;
+}
+
+}  // namespace
+
+bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
+                     std::string* err) {
+  if (!services.agent || !services.compiler) {
+    *err = "run: an agent and a compiler are required";
+    return false;
+  }
+  if (!opts.compile_only && !services.evaluator) {
+    *err = "run: no GPU evaluator (use --compile-only to run without a GPU)";
+    return false;
+  }
+  RunState state(op, opts, services, summary);
+  if (!state.Begin(err)) return false;
+  Clock::time_point start = Clock::now();
+
+  // The loop proper: proposals come in batches; each batch compiles on the pool while the GPU
+  // evaluates the batch's earlier members.
+  while (true) {
+    std::string stop = state.BudgetSpent(Seconds(start));
+    if (!stop.empty()) {
+      summary->stop_reason = stop;
+      break;
+    }
+    ProposalContext ctx = state.Context();
+    ctx.max_candidates = std::max(1, std::min(opts.batch, state.AttemptsLeft()));
+    std::vector<Proposal> proposals;
+    std::string agent_err;
+    if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
+      spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
+      summary->stop_reason = "agent: " + agent_err;
+      break;
+    }
+    if (proposals.empty()) {
+      summary->stop_reason = "exhausted";
+      break;
+    }
+    std::vector<std::future<CompileResult>> compiles;
+    for (const Proposal& p : proposals) {
+      CompileRequest req;
+      req.name = p.candidate.path.empty() ? "candidate.cu" : std::filesystem::path(p.candidate.path).filename().string();
+      req.source = p.candidate.source;
+      req.arch = opts.arch;
+      req.options = ParamDefines(p.params);
+      compiles.push_back(services.compiler->Submit(std::move(req)));
+    }
+    if (!EvaluateBatch(proposals, compiles, state, services, start, err)) return false;
+  }
+  if (services.stop_requested && services.stop_requested()) summary->stop_reason = "interrupted";
+  summary->wall_s = Seconds(start);
+  summary->candidates_per_minute = summary->wall_s > 0 ? summary->attempts / (summary->wall_s / 60.0) : 0;
+  return state.Finish(err);
+}
+
+}  // namespace forgek

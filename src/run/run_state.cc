@@ -1,0 +1,480 @@
+// One run's steps: begin (incumbent, analysis, records), attempts (evaluate, record, learn), finish (seal).
+#include "run/run_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/hash.h"
+#include "forgek/store.h"
+
+namespace forgek {
+namespace {
+
+bool Timed(Outcome o) { return o == Outcome::faster || o == Outcome::slower; }
+
+std::string Fmt3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+std::vector<Candidate> LoadFamilies(const OperatorSpec& op) {
+  std::vector<Candidate> families;
+  for (const std::string& rel : op.families) {
+    Candidate c;
+    Diagnostics diags;
+    std::string path = (std::filesystem::path(op.dir) / rel).string();
+    if (LoadCandidateFile(path, &c, &diags))
+      families.push_back(std::move(c));
+    else
+      spdlog::warn("family {} skipped: {}", rel, FormatDiagnostics(diags));
+  }
+  return families;
+}
+
+std::string FamilyOf(const Proposal& p) { return p.family; }
+
+}  // namespace
+
+RunState::RunState(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary)
+    : op_(op), opts_(opts), services_(services), summary_(summary) {}
+
+bool RunState::Begin(std::string* err) {
+  *summary_ = RunSummary{};
+  summary_->operator_name = op_.name;
+  summary_->arch = opts_.arch;
+  summary_->agent = services_.agent->Name();
+  families_ = LoadFamilies(op_);
+
+  Diagnostics kb_diags;
+  std::string kb_dir = KnowledgeDir();
+  have_kb_ = !kb_dir.empty() && LoadKnowledgeBase(kb_dir, &kb_, &kb_diags);
+  if (!have_kb_) spdlog::warn("knowledge base not loaded: {}", kb_dir.empty() ? "no knowledge/ folder" : FormatDiagnostics(kb_diags));
+
+  if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
+  if (incumbent_.seal_id.empty()) {
+    expert_ = incumbent_;
+  } else if (!PrepareExpertReference(op_, opts_.arch, *services_.compiler, &expert_, err)) {
+    return false;
+  }
+  if (services_.evaluator && !opts_.compile_only &&
+      !PrepareGolden(op_, opts_.arch, *services_.compiler, &golden_, err))
+    return false;
+  if (services_.evaluator) {
+    device_ = services_.evaluator->DeviceName();
+    driver_ = services_.evaluator->DriverVersion();
+  }
+  summary_->device = device_;
+
+  // A sealed incumbent is re-checked against the expert reference: it must still be right on
+  // this machine, and its times give the "vs expert" column.
+  if (services_.evaluator && !incumbent_.seal_id.empty() && !opts_.compile_only) {
+    EvalRequest req;
+    req.op = &op_;
+    req.candidate = incumbent_.kernel;
+    req.incumbent = expert_.kernel;
+    req.golden = golden_;
+    req.configs = opts_.configs;
+    req.seeds = opts_.seeds;
+    req.deadline_s = opts_.deadline_s;
+    EvalResult r = services_.evaluator->Evaluate(req);
+    if (!Timed(r.outcome)) {
+      spdlog::warn("{} no longer passes ({}: {}); the expert reference is the incumbent", incumbent_.label,
+                   OutcomeName(r.outcome), r.detail);
+      incumbent_ = expert_;
+    } else {
+      for (const ConfigResult& c : r.configs) expert_us_[c.config] = c.incumbent.median_us;
+      spdlog::info("incumbent {}: {}x the expert reference (geomean)", incumbent_.label, Fmt3(r.geomean_speedup));
+    }
+  }
+  summary_->incumbent = incumbent_.label;
+
+  // Analyse the incumbent: what the hardware shows about it becomes observations and hypotheses.
+  if (services_.evaluator && !opts_.compile_only) {
+    ProfileRequest preq;
+    preq.op = &op_;
+    preq.kernel = incumbent_.kernel;
+    preq.configs = opts_.configs;
+    std::string perr;
+    if (!services_.evaluator->Profile(preq, &incumbent_profiles_, &perr)) {
+      spdlog::warn("incumbent not profiled: {}", perr);
+    } else if (services_.store) {
+      std::vector<Observation> all;
+      for (KernelProfile& prof : incumbent_profiles_) {
+        prof.label = incumbent_.seal_id.empty() ? "reference" : "seal:" + incumbent_.seal_id;
+        std::vector<Observation> obs;
+        std::string aerr;
+        bool ok = have_kb_ ? AnalyzeAndRecord(*services_.store, kb_, op_, opts_.arch, device_, prof, &obs, &aerr)
+                           : AnalyzeAndRecord(*services_.store, op_, opts_.arch, prof, &obs, &aerr);
+        if (!ok) spdlog::warn("analysis of the incumbent on {} failed: {}", prof.config, aerr);
+        all.insert(all.end(), obs.begin(), obs.end());
+      }
+      incumbent_summary_ = RenderObservations(all);
+      spdlog::info("incumbent analysed: {} observations", all.size());
+    }
+  }
+
+  if (services_.store) {
+    if (!opts_.resume_run.empty()) {
+      RunRecord run;
+      bool found = false;
+      if (!services_.store->GetRun(opts_.resume_run, &run, &found, err)) return false;
+      if (!found) {
+        *err = "run " + opts_.resume_run + " is not in the store " + services_.store->path();
+        return false;
+      }
+      if (run.operator_name != op_.name || run.arch != opts_.arch) {
+        *err = "run " + run.id + " optimised " + run.operator_name + " on " + run.arch + ", not " + op_.name + " on " +
+               opts_.arch;
+        return false;
+      }
+      std::vector<AttemptRecord> attempts;
+      if (!services_.store->ListAttempts(run.id, &attempts, err)) return false;
+      for (const AttemptRecord& rec : attempts) {
+        CandidateRecord cand;
+        bool have = false;
+        if (!services_.store->GetCandidate(rec.candidate_hash, &cand, &have, err)) return false;
+        AttemptSummary a;
+        a.iteration = rec.iteration;
+        a.candidate_hash = rec.candidate_hash;
+        a.outcome = rec.outcome;
+        a.feedback = rec.detail;
+        a.geomean_speedup = rec.geomean_speedup;
+        if (have) {
+          a.family = cand.family;
+          std::string perr;
+          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) spdlog::warn("attempt {}: {}", rec.id, perr);
+        }
+        history_.push_back(std::move(a));
+      }
+      run_id_ = run.id;
+      spdlog::info("resuming run {} with {} earlier attempts", run_id_, history_.size());
+    } else {
+      OperatorRecord orec{op_.name, op_.category, op_.description};
+      if (!services_.store->UpsertOperator(orec, err)) return false;
+      RunRecord run;
+      run.operator_name = op_.name;
+      run.arch = opts_.arch;
+      run.device = device_;
+      run.agent = services_.agent->Name();
+      run.incumbent = incumbent_.seal_id.empty() ? "reference" : incumbent_.seal_id;
+      nlohmann::json budget = {{"iterations", opts_.iterations}, {"time_s", opts_.time_s},
+                               {"patience", opts_.patience},     {"compile_only", opts_.compile_only}};
+      run.summary_json = nlohmann::json{{"budget", budget}}.dump();
+      if (!services_.store->AddRun(&run, err)) return false;
+      run_id_ = run.id;
+    }
+  }
+  summary_->run_id = run_id_;
+  if (services_.run_started && !run_id_.empty()) services_.run_started(run_id_);
+  return true;
+}
+
+std::string RunState::BudgetSpent(double elapsed_s) const {
+  if (services_.stop_requested && services_.stop_requested()) return "interrupted";
+  if (opts_.iterations > 0 && attempts_this_run_ >= opts_.iterations) return "iterations";
+  if (opts_.time_s > 0 && elapsed_s >= opts_.time_s) return "time";
+  if (opts_.patience > 0 && since_best_ >= opts_.patience) return "patience";
+  return "";
+}
+
+int RunState::AttemptsLeft() const {
+  return opts_.iterations > 0 ? std::max(0, opts_.iterations - attempts_this_run_) : 1 << 20;
+}
+
+ProposalContext RunState::Context() {
+  ProposalContext ctx;
+  ctx.op = &op_;
+  ctx.arch = opts_.arch;
+  ctx.hardware = device_.empty() ? "GPU arch " + opts_.arch : device_ + " (" + opts_.arch + ")";
+  ctx.incumbent_analysis = incumbent_profiles_;
+  ctx.incumbent_summary = incumbent_summary_;
+  ctx.history = history_;
+  ctx.families = families_;
+  ctx.incumbent_source = incumbent_.has_source ? &incumbent_.source : nullptr;
+  if (services_.store) {
+    std::string err;
+    if (!RetrieveDecisions(*services_.store, opts_.arch, op_.category, "", 32, &ctx.decisions, &err))
+      spdlog::warn("decisions not retrieved: {}", err);
+  }
+  return ctx;
+}
+
+bool RunState::RecordAttempt(const Proposal& p, const std::string& hash, const EvalResult* result, AttemptSummary* a,
+                             std::string* attempt_id, std::string* err) {
+  if (!services_.store) return true;
+  CandidateRecord cand;
+  cand.hash = hash;
+  cand.operator_name = op_.name;
+  cand.source = p.candidate.source;
+  cand.params_json = ParamsJson(p.params);
+  cand.family = p.family;
+  cand.mechanisms = p.candidate.manifest.mechanisms;
+  bool inserted = false;
+  if (!services_.store->PutCandidate(cand, &inserted, err)) return false;
+  AttemptRecord rec;
+  rec.run_id = run_id_;
+  rec.iteration = a->iteration;
+  rec.candidate_hash = hash;
+  rec.outcome = a->outcome;
+  rec.detail = a->feedback;
+  rec.rationale = p.rationale;
+  rec.geomean_speedup = a->geomean_speedup;
+  if (result) {
+    rec.wall_s = result->wall_s;
+    for (const ConfigResult& c : result->configs) {
+      AttemptMeasurement m;
+      m.config = c.config;
+      m.correct = c.correctness.ok;
+      m.rel_l2 = c.correctness.rel_l2;
+      m.max_abs = c.correctness.max_abs;
+      m.candidate_us = c.candidate.median_us;
+      m.incumbent_us = c.incumbent.median_us;
+      m.rel_noise = c.candidate.rel_noise;
+      m.speedup = c.speedup;
+      m.sol_pct = c.sol_pct;
+      rec.measurements.push_back(m);
+    }
+  }
+  if (!services_.store->AddAttempt(&rec, err)) return false;
+  *attempt_id = rec.id;
+  return true;
+}
+
+void RunState::Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id,
+                     const EvalResult& result) {
+  if (!services_.store || !Timed(result.outcome)) return;
+  AttemptEvidenceInput in;
+  in.op = &op_;
+  in.arch = opts_.arch;
+  in.device = device_;
+  in.run_id = run_id_;
+  in.attempt_id = attempt_id;
+  in.candidate_hash = hash;
+  in.mechanisms = p.candidate.manifest.mechanisms;
+  in.params = p.params;
+  in.result = &result;
+  std::vector<DecisionRecord> updated;
+  std::string err;
+  if (!RecordAttemptEvidence(*services_.store, in, &updated, &err)) {
+    spdlog::warn("attempt {}: evidence not recorded: {}", attempt_id, err);
+    return;
+  }
+  for (const DecisionRecord& d : updated) {
+    if (d.verdict == "hypothesis" || !learned_ids_.insert(d.id + d.verdict).second) continue;
+    summary_->decisions_learned.push_back(d.verdict + ": " + d.text);
+  }
+}
+
+RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileResult& compiled,
+                                               Evaluator* evaluator) const {
+  Evaluated e{p, compiled, EvalResult{}, false};
+  if (!compiled.ok || opts_.compile_only || !evaluator) return e;
+  EvalRequest req;
+  req.op = &op_;
+  req.candidate.label = "candidate";
+  req.candidate.cubin = compiled.cubin;
+  req.candidate.manifest = p.candidate.manifest;
+  req.candidate.params = p.params;
+  req.incumbent = incumbent_.kernel;
+  req.golden = golden_;
+  req.configs = opts_.configs;
+  req.seeds = opts_.seeds;
+  req.deadline_s = opts_.deadline_s;
+  e.result = evaluator->Evaluate(req);
+  e.evaluated = true;
+  return e;
+}
+
+bool RunState::Attempt(const Proposal& p, const CompileResult& compiled, std::string* err) {
+  return Commit(EvaluateProposal(p, compiled, services_.evaluator), err);
+}
+
+bool RunState::Commit(const Evaluated& e, std::string* err) {
+  const Proposal& p = e.proposal;
+  const CompileResult& compiled = e.compiled;
+  const EvalResult& result = e.result;
+  const bool evaluated = e.evaluated;
+  AttemptSummary a;
+  a.iteration = static_cast<int>(history_.size());
+  a.candidate_hash = CandidateHash(p.candidate.source, p.params);
+  a.family = FamilyOf(p);
+  a.params = p.params;
+  if (!compiled.ok) {
+    a.outcome = Outcome::compile_error;
+    a.feedback = compiled.timed_out ? "compile timed out: " + compiled.Summary() : compiled.Summary();
+  } else if (!evaluated) {
+    // Not evaluated (--compile-only): the agent sees it as untimed, the summary counts it as compiled.
+    a.outcome = Outcome::slower;
+    a.feedback = "compiled, not evaluated (--compile-only): " + compiled.Summary();
+    ++attempts_this_run_;
+    ++summary_->attempts;
+    ++summary_->outcomes["compiled"];
+    history_.push_back(a);
+    summary_->best_so_far.push_back(0);
+    Progress(a);
+    return true;
+  } else {
+    a.outcome = result.outcome;
+    a.feedback = result.detail;
+    a.geomean_speedup = Timed(result.outcome) ? result.geomean_speedup : 0;
+    if (Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0)) {
+      KernelUnderTest kernel;
+      kernel.label = "attempt " + std::to_string(a.iteration);
+      kernel.cubin = compiled.cubin;
+      kernel.manifest = p.candidate.manifest;
+      kernel.params = p.params;
+      have_best_ = true;
+      best_ = Best{p, kernel, result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
+    }
+  }
+  std::string attempt_id;
+  if (!RecordAttempt(p, a.candidate_hash, evaluated ? &result : nullptr, &a, &attempt_id, err)) return false;
+  if (evaluated) Learn(p, a.candidate_hash, attempt_id, result);
+
+  double best = have_best_ ? best_.result.geomean_speedup : 0;
+  since_best_ = (have_best_ && best_.iteration == a.iteration) ? 0 : since_best_ + 1;
+  ++attempts_this_run_;
+  ++summary_->attempts;
+  ++summary_->outcomes[OutcomeName(a.outcome)];
+  summary_->best_so_far.push_back(best);
+  history_.push_back(a);
+  Progress(a);
+  return true;
+}
+
+void RunState::Progress(const AttemptSummary& a) {
+  if (!services_.progress) return;
+  double best = have_best_ ? best_.result.geomean_speedup : 0;
+  std::string counts;
+  for (const auto& [name, n] : summary_->outcomes) counts += " " + name + "=" + std::to_string(n);
+  char line[512];
+  std::snprintf(line, sizeof line, "attempt %d%s | %s%s | best %.3fx vs incumbent | %s", summary_->attempts,
+                opts_.iterations > 0 ? ("/" + std::to_string(opts_.iterations)).c_str() : "",
+                OutcomeName(a.outcome), Timed(a.outcome) && !opts_.compile_only ? (" " + Fmt3(a.geomean_speedup) + "x").c_str() : "",
+                best, counts.c_str() + (counts.empty() ? 0 : 1));
+  services_.progress(line);
+}
+
+void RunState::FillConfigComparisons(const EvalResult& r) {
+  summary_->configs.clear();
+  double log_vs_expert = 0;
+  int n = 0;
+  for (const ConfigResult& c : r.configs) {
+    ConfigComparison cc;
+    cc.config = c.config;
+    cc.incumbent_us = c.incumbent.median_us;
+    cc.best_us = c.candidate.median_us;
+    cc.speedup = cc.best_us > 0 ? cc.incumbent_us / cc.best_us : 0;
+    auto it = expert_us_.find(c.config);
+    cc.expert_us = incumbent_.seal_id.empty() ? cc.incumbent_us : (it != expert_us_.end() ? it->second : 0);
+    cc.speedup_vs_expert = cc.best_us > 0 && cc.expert_us > 0 ? cc.expert_us / cc.best_us : 0;
+    cc.best_sol_pct = c.sol_pct;
+    cc.incumbent_sol_pct = cc.incumbent_us > 0 && c.sol_us > 0 ? 100.0 * c.sol_us / cc.incumbent_us : 0;
+    if (cc.speedup_vs_expert > 0) {
+      log_vs_expert += std::log(cc.speedup_vs_expert);
+      ++n;
+    }
+    summary_->configs.push_back(cc);
+  }
+  summary_->best_speedup_vs_expert = n ? std::exp(log_vs_expert / n) : 0;
+}
+
+bool RunState::SealBest(std::string* err) {
+  if (!opts_.allow_seal) {
+    summary_->seal_reason = "sealing disabled (--no-seal)";
+    return true;
+  }
+  if (!opts_.configs.empty()) {
+    summary_->seal_reason = "run limited to some configs (--config); a seal must serve every config";
+    return true;
+  }
+  // Confirmation on fresh seeds with a fresh timing: a lucky measurement is not sealed.
+  EvalRequest req;
+  req.op = &op_;
+  req.candidate = best_.kernel;
+  req.incumbent = incumbent_.kernel;
+  req.golden = golden_;
+  req.seeds = opts_.seeds + 1;
+  req.deadline_s = opts_.deadline_s;
+  EvalResult confirmation = services_.evaluator->Evaluate(req);
+  SealVerdict verdict = DecideSeal(confirmation, op_.configs.size(), opts_.min_gain);
+  if (Timed(confirmation.outcome)) FillConfigComparisons(confirmation);
+  if (!verdict.seal) {
+    summary_->seal_reason = "not sealed: " + verdict.reason;
+    return true;
+  }
+  SealRecord seal;
+  seal.operator_name = op_.name;
+  seal.arch = opts_.arch;
+  seal.candidate_hash = best_.hash;
+  seal.params_json = ParamsJson(best_.proposal.params);
+  seal.parent = incumbent_.seal_id;
+  seal.run_id = run_id_;
+  seal.cubin_sha256 = best_.cubin_sha256;
+  seal.toolchain = "nvrtc " + Compiler::NvrtcVersion();
+  seal.driver = driver_;
+  seal.device = device_;
+  double log_sum = 0;
+  nlohmann::json configs = nlohmann::json::array();
+  for (const ConfigResult& c : confirmation.configs) {
+    seal.config_us[c.config] = c.candidate.median_us;
+    log_sum += std::log(c.incumbent.median_us / c.candidate.median_us);
+    configs.push_back({{"config", c.config},
+                       {"median_us", c.candidate.median_us},
+                       {"rel_noise", c.candidate.rel_noise},
+                       {"incumbent_us", c.incumbent.median_us},
+                       {"rel_l2", c.correctness.rel_l2},
+                       {"max_abs", c.correctness.max_abs},
+                       {"sol_pct", c.sol_pct}});
+  }
+  seal.geomean_speedup = std::exp(log_sum / static_cast<double>(confirmation.configs.size()));
+  seal.metadata_json = nlohmann::json{{"family", best_.proposal.family},
+                                      {"mechanisms", best_.proposal.candidate.manifest.mechanisms},
+                                      {"rationale", best_.proposal.rationale},
+                                      {"incumbent", incumbent_.label},
+                                      {"verdict", verdict.reason},
+                                      {"configs", configs}}
+                           .dump();
+  seal.id = Sha256Hex(seal.operator_name + "\n" + seal.arch + "\n" + seal.candidate_hash + "\n" + seal.params_json +
+                      "\n" + seal.cubin_sha256 + "\n" + seal.device + "\n" + run_id_ + "\n" + NowIso8601());
+  if (services_.store && !services_.store->AddSeal(seal, err)) return false;
+  summary_->seal_id = seal.id;
+  summary_->seal_reason = "sealed: " + verdict.reason;
+  return true;
+}
+
+bool RunState::Finish(std::string* err) {
+  if (summary_->stop_reason.empty()) summary_->stop_reason = "iterations";
+  if (have_best_) {
+    summary_->best_speedup = best_.result.geomean_speedup;
+    summary_->best_iteration = best_.iteration;
+    summary_->best_candidate_hash = best_.hash;
+    summary_->best_family = best_.proposal.family;
+    summary_->best_params = best_.proposal.params;
+    FillConfigComparisons(best_.result);
+  }
+  if (opts_.compile_only) {
+    summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
+  } else if (!have_best_) {
+    summary_->seal_reason = "not sealed: no candidate was correct and timed";
+  } else if (best_.result.outcome != Outcome::faster) {
+    summary_->seal_reason = "not sealed: no candidate beat the incumbent (best " + Fmt3(best_.result.geomean_speedup) + "x)";
+  } else if (!SealBest(err)) {
+    return false;
+  }
+  if (services_.store && !run_id_.empty()) {
+    nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
+                        {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
+                        {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
+    std::string status = summary_->stop_reason == "interrupted" ? "interrupted" : "finished";
+    if (!services_.store->FinishRun(run_id_, status, j.dump(), err)) return false;
+  }
+  return true;
+}
+
+}  // namespace forgek

@@ -1,0 +1,82 @@
+// The state of one run between its steps: incumbent, history, best candidate, records.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "forgek/knowledge.h"
+#include "forgek/run.h"
+#include "run/incumbent.h"
+
+namespace forgek {
+
+class RunState {
+ public:
+  RunState(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary);
+
+  // Picks and checks the incumbent, profiles and analyses it, opens (or resumes) the run record.
+  bool Begin(std::string* err);
+  // "" while the budget lasts, else why the run stops (iterations, time, patience, interrupted).
+  std::string BudgetSpent(double elapsed_s) const;
+  int AttemptsLeft() const;
+  // The agent's view: operator, hardware, incumbent analysis, fresh decisions, history.
+  ProposalContext Context();
+  // A compiled proposal with its evaluation (none when it did not compile or with --compile-only).
+  struct Evaluated {
+    Proposal proposal;
+    CompileResult compiled;
+    EvalResult result;
+    bool evaluated = false;
+  };
+  // Evaluates one compiled proposal against the incumbent on `evaluator`. Touches no state of
+  // the run: several GPUs evaluate at once, each timing candidate and incumbent on itself.
+  Evaluated EvaluateProposal(const Proposal& proposal, const CompileResult& compiled, Evaluator* evaluator) const;
+  // Records an evaluated proposal, learns from it and updates the best. One at a time.
+  bool Commit(const Evaluated& evaluated, std::string* err);
+  // EvaluateProposal on the run's evaluator, then Commit.
+  bool Attempt(const Proposal& proposal, const CompileResult& compiled, std::string* err);
+  // Confirms and seals the best candidate when it qualifies; fills the summary; closes the run.
+  bool Finish(std::string* err);
+
+ private:
+  struct Best {
+    Proposal proposal;
+    KernelUnderTest kernel;
+    EvalResult result;
+    std::string hash;
+    std::string cubin_sha256;
+    int iteration = -1;
+  };
+
+  bool RecordAttempt(const Proposal& p, const std::string& hash, const EvalResult* result, AttemptSummary* a,
+                     std::string* attempt_id, std::string* err);
+  void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
+  bool SealBest(std::string* err);
+  void FillConfigComparisons(const EvalResult& best);
+  void Progress(const AttemptSummary& a);
+
+  const OperatorSpec& op_;
+  const RunOptions& opts_;
+  RunServices& services_;
+  RunSummary* summary_;
+  KnowledgeBase kb_;
+  bool have_kb_ = false;
+  std::vector<Candidate> families_;
+  Incumbent incumbent_, expert_;
+  KernelUnderTest golden_;
+  std::map<std::string, double> expert_us_;  // per config, when the incumbent is a seal
+  std::vector<KernelProfile> incumbent_profiles_;
+  std::string incumbent_summary_;
+  std::string device_, driver_;
+  std::string run_id_;
+  std::vector<AttemptSummary> history_;
+  std::set<std::string> learned_ids_;
+  int attempts_this_run_ = 0;
+  int since_best_ = 0;
+  bool have_best_ = false;
+  Best best_;
+};
+
+}  // namespace forgek

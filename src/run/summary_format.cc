@@ -1,0 +1,93 @@
+// Printing a run's summary: a table for people, JSON for scripts.
+#include <cstdarg>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/run.h"
+
+namespace forgek {
+namespace {
+
+std::string Printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Printf(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+}  // namespace
+
+std::string RunSummaryText(const RunSummary& s) {
+  std::string out;
+  out += Printf("run %s: %s on %s%s%s, agent %s\n", s.run_id.empty() ? "(unrecorded)" : s.run_id.c_str(),
+                s.operator_name.c_str(), s.arch.c_str(), s.device.empty() ? "" : ", ", s.device.c_str(), s.agent.c_str());
+  out += Printf("incumbent: %s\n", s.incumbent.c_str());
+  std::string counts;
+  for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
+  out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
+                s.wall_s, s.stop_reason.c_str(), counts.c_str());
+  if (s.best_iteration >= 0) {
+    std::string params;
+    for (const auto& [k, v] : s.best_params) params += Printf("%s%s=%lld", params.empty() ? "" : ",", k.c_str(), static_cast<long long>(v));
+    out += Printf("best: attempt %d, %s [%s], %.3fx vs incumbent, %.3fx vs expert\n", s.best_iteration,
+                  s.best_family.empty() ? "free-form" : s.best_family.c_str(), params.c_str(), s.best_speedup,
+                  s.best_speedup_vs_expert);
+  }
+  if (!s.configs.empty()) {
+    out += Printf("%-22s %12s %12s %12s %9s %9s %8s %8s\n", "config", "incumbent us", "best us", "expert us",
+                  "speedup", "vs expert", "SOL% inc", "SOL% best");
+    for (const ConfigComparison& c : s.configs)
+      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%\n", c.config.c_str(), c.incumbent_us,
+                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct);
+  }
+  if (!s.decisions_learned.empty()) {
+    out += "decisions learned:\n";
+    for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
+  }
+  out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
+  return out;
+}
+
+std::string RunSummaryJson(const RunSummary& s) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const ConfigComparison& c : s.configs)
+    configs.push_back({{"config", c.config},
+                       {"incumbent_us", c.incumbent_us},
+                       {"best_us", c.best_us},
+                       {"expert_us", c.expert_us},
+                       {"speedup", c.speedup},
+                       {"speedup_vs_expert", c.speedup_vs_expert},
+                       {"incumbent_sol_pct", c.incumbent_sol_pct},
+                       {"best_sol_pct", c.best_sol_pct}});
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : s.best_params) params[k] = v;
+  nlohmann::json j = {{"run_id", s.run_id},
+                      {"operator", s.operator_name},
+                      {"arch", s.arch},
+                      {"device", s.device},
+                      {"agent", s.agent},
+                      {"incumbent", s.incumbent},
+                      {"stop_reason", s.stop_reason},
+                      {"attempts", s.attempts},
+                      {"outcomes", s.outcomes},
+                      {"best", {{"speedup", s.best_speedup},
+                                {"speedup_vs_expert", s.best_speedup_vs_expert},
+                                {"iteration", s.best_iteration},
+                                {"candidate", s.best_candidate_hash},
+                                {"family", s.best_family},
+                                {"params", params}}},
+                      {"best_so_far", s.best_so_far},
+                      {"configs", configs},
+                      {"decisions_learned", s.decisions_learned},
+                      {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
+                      {"seal_reason", s.seal_reason},
+                      {"wall_s", s.wall_s},
+                      {"candidates_per_minute", s.candidates_per_minute}};
+  return j.dump(2);
+}
+
+}  // namespace forgek

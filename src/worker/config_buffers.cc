@@ -1,0 +1,215 @@
+// Allocating, seeding, poisoning and checking one config's tensors.
+#include "worker/config_buffers.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace forgek::worker {
+namespace {
+
+uint64_t TensorSeed(uint64_t seed, size_t tensor_index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (tensor_index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+cuda::InitParams ToInitParams(const WireTensor& t) {
+  cuda::InitParams p;
+  const InitSpec& s = t.init;
+  if (s.dist == "uniform") p.dist = cuda::InitDist::uniform, p.a = s.lo, p.b = s.hi;
+  else if (s.dist == "int_range") p.dist = cuda::InitDist::int_range, p.a = s.lo, p.b = s.hi;
+  else if (s.dist == "probs") p.dist = cuda::InitDist::probs;
+  else p.dist = cuda::InitDist::normal, p.a = s.mean, p.b = s.stddev;
+  p.row = t.shape.empty() ? 1 : t.shape.back();
+  return p;
+}
+
+std::string Num(double v) { return fmt::format("{:.6g}", v); }
+
+}  // namespace
+
+std::string FormatIndex(const std::string& name, const std::vector<int64_t>& shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    int64_t d = shape[i] > 0 ? shape[i] : 1;
+    idx[i] = flat % d;
+    flat /= d;
+  }
+  std::string out = name + "[";
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + std::to_string(idx[i]);
+  return out + "]";
+}
+
+bool ConfigBuffers::Allocate(GpuContext* gpu, const WireConfig& config, GpuError* err) {
+  gpu_ = gpu;
+  config_ = &config;
+  tensors_.clear();
+  for (const WireTensor& t : config.tensors) {
+    TensorBuffers b;
+    b.spec = t;
+    if (t.role != TensorRole::output) {
+      b.copies.emplace_back();
+      if (!b.copies[0].Allocate(t.bytes(), err)) return false;
+    }
+    if (t.role == TensorRole::inout && !b.pristine.Allocate(t.bytes(), err)) return false;
+    if (t.role == TensorRole::output && !b.out.Allocate(t.bytes(), err)) return false;
+    if (b.IsResult() && !b.truth.Allocate(t.elements() * DTypeBytes(b.truth_dtype()), err)) return false;
+    tensors_.push_back(std::move(b));
+  }
+  return true;
+}
+
+bool ConfigBuffers::Fill(uint64_t seed, GpuError* err) {
+  const cuda::Driver& d = gpu_->d();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    TensorBuffers& b = tensors_[i];
+    if (b.copies.empty()) continue;
+    std::string text;
+    if (!cuda::FillRandom(b.copies[0].get(), ToElemType(b.spec.dtype), b.spec.elements(), TensorSeed(seed, i),
+                          ToInitParams(b.spec), gpu_->stream(), &text))
+      return gpu_->HelperFailed(text, err);
+    for (size_t c = 1; c < b.copies.size(); ++c)
+      if (!Ck(d.cuMemcpyDtoDAsync(b.copies[c].ptr(), b.copies[0].ptr(), b.spec.bytes(), gpu_->stream()),
+              "copy inputs", err))
+        return false;
+    if (b.spec.role == TensorRole::inout &&
+        !Ck(d.cuMemcpyDtoDAsync(b.pristine.ptr(), b.copies[0].ptr(), b.spec.bytes(), gpu_->stream()), "save inout",
+            err))
+      return false;
+  }
+  return gpu_->Sync("fill inputs", err);
+}
+
+int ConfigBuffers::copies() const {
+  for (const TensorBuffers& b : tensors_)
+    if (!b.copies.empty()) return static_cast<int>(b.copies.size());
+  return 1;
+}
+
+int64_t ConfigBuffers::input_bytes() const {
+  int64_t n = 0;
+  for (const TensorBuffers& b : tensors_)
+    if (!b.copies.empty()) n += b.spec.bytes();
+  return n;
+}
+
+bool ConfigBuffers::EnsureCopies(int count, GpuError* err) {
+  for (TensorBuffers& b : tensors_) {
+    if (b.copies.empty()) continue;
+    while (static_cast<int>(b.copies.size()) < count) {
+      DeviceBuffer c;
+      if (!c.Allocate(b.spec.bytes(), err)) return false;
+      if (!Ck(gpu_->d().cuMemcpyDtoDAsync(c.ptr(), b.copies[0].ptr(), b.spec.bytes(), gpu_->stream()), "copy inputs",
+              err))
+        return false;
+      b.copies.push_back(std::move(c));
+    }
+  }
+  return gpu_->Sync("copy inputs", err);
+}
+
+bool ConfigBuffers::ResetResults(int copy, GpuError* err) {
+  for (TensorBuffers& b : tensors_) {
+    if (b.spec.role == TensorRole::output) {
+      std::string text;
+      if (!cuda::Poison(b.out.get(), ToElemType(b.spec.dtype), b.spec.elements(), gpu_->stream(), &text))
+        return gpu_->HelperFailed(text, err);
+    } else if (b.spec.role == TensorRole::inout) {
+      for (size_t c = 0; c < b.copies.size(); ++c) {
+        if (copy >= 0 && static_cast<int>(c) != copy) continue;
+        if (!Ck(gpu_->d().cuMemcpyDtoDAsync(b.copies[c].ptr(), b.pristine.ptr(), b.spec.bytes(), gpu_->stream()),
+                "restore inout", err))
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool ConfigBuffers::ResetTruth(GpuError* err) {
+  for (TensorBuffers& b : tensors_) {
+    if (b.spec.role == TensorRole::output) {
+      std::string text;
+      if (!cuda::Poison(b.truth.get(), ToElemType(b.truth_dtype()), b.spec.elements(), gpu_->stream(), &text))
+        return gpu_->HelperFailed(text, err);
+    } else if (b.spec.role == TensorRole::inout) {
+      if (!Ck(gpu_->d().cuMemcpyDtoDAsync(b.truth.ptr(), b.pristine.ptr(), b.spec.bytes(), gpu_->stream()),
+              "load golden inout", err))
+        return false;
+    }
+  }
+  return true;
+}
+
+TensorBindings ConfigBuffers::GoldenBindings() const {
+  TensorBindings m;
+  for (const TensorBuffers& b : tensors_) {
+    DeviceTensor t{nullptr, b.spec.dtype, b.spec.shape};
+    if (b.IsResult()) t.ptr = b.truth.get(), t.dtype = b.truth_dtype();
+    else t.ptr = b.copies[0].get();
+    m[b.spec.name] = t;
+  }
+  return m;
+}
+
+TensorBindings ConfigBuffers::CandidateBindings(int copy) const {
+  TensorBindings m;
+  for (const TensorBuffers& b : tensors_) {
+    DeviceTensor t{nullptr, b.spec.dtype, b.spec.shape};
+    t.ptr = b.spec.role == TensorRole::output ? b.out.get() : b.copies[static_cast<size_t>(copy)].get();
+    m[b.spec.name] = t;
+  }
+  return m;
+}
+
+bool ConfigBuffers::Check(int copy, CorrectnessReport* report, GpuError* err) {
+  const Tolerance& tol = config_->tolerance;
+  bool all_ok = true;
+  std::string detail;
+  for (TensorBuffers& b : tensors_) {
+    if (!b.IsResult()) continue;
+    const void* cand = b.spec.role == TensorRole::output ? b.out.get() : b.copies[static_cast<size_t>(copy)].get();
+    bool exact = tol.exact || !DTypeIsFloat(b.spec.dtype);
+    // A max_abs of 0 bounds nothing for float outputs (rel_l2 decides); exact outputs compare bits.
+    double max_abs_tol = tol.max_abs > 0 ? tol.max_abs : INFINITY;
+    cuda::CompareStats s;
+    std::string text;
+    if (!cuda::Compare(cand, ToElemType(b.spec.dtype), b.truth.get(), ToElemType(b.truth_dtype()),
+                       b.spec.elements(), max_abs_tol, exact, gpu_->stream(), &s, &text))
+      return gpu_->HelperFailed(text, err);
+    double rel_l2 = s.sum_sq_truth > 0 ? std::sqrt(s.sum_sq_diff / s.sum_sq_truth) : std::sqrt(s.sum_sq_diff);
+    if (s.non_finite > 0) rel_l2 = INFINITY;
+    bool rel_ok = exact || tol.rel_l2 <= 0 || rel_l2 <= tol.rel_l2;
+    bool ok = s.bad == 0 && rel_ok;
+    report->rel_l2 = std::max(report->rel_l2, rel_l2);
+    report->max_abs = std::max(report->max_abs, s.max_abs);
+    report->bad_elements += s.bad;
+    if (ok) continue;
+    all_ok = false;
+    std::string line = b.spec.name + ":";
+    if (s.non_finite > 0)
+      line += fmt::format(" {} of {} elements are NaN/Inf (unwritten elements keep the NaN poison);", s.non_finite,
+                          b.spec.elements());
+    if (!rel_ok) line += " rel_l2 " + Num(rel_l2) + " > " + Num(tol.rel_l2) + ";";
+    if (s.bad > s.non_finite)
+      line += exact ? fmt::format(" {} elements differ (exact comparison);", s.bad - s.non_finite)
+                    : fmt::format(" {} elements off by more than max_abs {} (worst {});", s.bad - s.non_finite,
+                                  Num(tol.max_abs), Num(s.max_abs));
+    if (s.samples > 0) {
+      line += " first mismatches:";
+      for (int k = 0; k < s.samples; ++k)
+        line += " " + FormatIndex(b.spec.name, b.spec.shape, s.sample_index[k]) + " = " + Num(s.sample_cand[k]) +
+                " (expected " + Num(s.sample_truth[k]) + ")" + (k + 1 < s.samples ? "," : "");
+    }
+    detail += (detail.empty() ? "" : "\n") + line;
+  }
+  if (!all_ok) {
+    report->ok = false;
+    report->detail = detail;
+  }
+  return true;
+}
+
+}  // namespace forgek::worker

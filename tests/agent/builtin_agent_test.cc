@@ -1,0 +1,204 @@
+// Tests of the builtin evolutionary agent's logic on hand-built families (no GPU, no compiler).
+#include "forgek/builtin_agent.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "forgek/family_space.h"
+#include "forgek/hash.h"
+
+namespace forgek {
+namespace {
+
+OperatorSpec TwoConfigOperator() {
+  OperatorSpec op;
+  op.name = "toy";
+  op.dir = "/ops/toy";
+  op.params = {"N"};
+  op.configs = {{"small", {{"N", 256}}}, {"large", {{"N", 4096}}}};
+  return op;
+}
+
+Candidate Family(const std::string& file, std::vector<std::string> mechanisms,
+                 std::vector<ParamSpec> params, std::vector<std::string> constraints) {
+  Candidate c;
+  c.path = "/ops/toy/families/" + file;
+  c.source = "// family " + file;
+  c.manifest.name = file;
+  c.manifest.mechanisms = std::move(mechanisms);
+  c.manifest.params = std::move(params);
+  c.manifest.constraints = std::move(constraints);
+  return c;
+}
+
+struct Fixture {
+  OperatorSpec op = TwoConfigOperator();
+  std::vector<Candidate> families = {
+      Family("plain.cu", {"warp_shuffle_reduction"}, {{"BLOCK", {64, 128, 256, 512}}, {"VEC", {1, 2, 4}}},
+             {"BLOCK*VEC <= 1024"}),
+      Family("vector.cu", {"vector_16B"}, {{"ROWS", {1, 2, 4, 8}}, {"VEC", {4, 8}}}, {"N % (32*VEC) == 0"}),
+      Family("cluster.cu", {"cluster_dsmem"}, {{"CLUSTER", {2, 4, 8}}, {"BLOCK", {128, 256}}},
+             {"N / CLUSTER >= BLOCK"}),
+  };
+  ProposalContext Context() {
+    ProposalContext ctx;
+    ctx.op = &op;
+    ctx.arch = "sm90";
+    ctx.families = families;
+    ctx.max_candidates = 4;
+    return ctx;
+  }
+};
+
+AttemptSummary Attempt(int iteration, const Proposal& p, Outcome outcome, double speedup) {
+  AttemptSummary a;
+  a.iteration = iteration;
+  a.candidate_hash = CandidateHash(p.candidate.source, p.params);
+  a.family = p.family;
+  a.params = p.params;
+  a.outcome = outcome;
+  a.geomean_speedup = speedup;
+  return a;
+}
+
+TEST(BuiltinAgent, FirstGenerationCoversEveryFamilyWithValidInstances) {
+  Fixture fx;
+  ProposalContext ctx = fx.Context();
+  BuiltinAgent agent;
+  std::vector<Proposal> out;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+  ASSERT_EQ(out.size(), 4u);
+  std::set<std::string> families;
+  for (const Proposal& p : out) {
+    families.insert(p.family);
+    FamilySpace space(p.candidate, fx.op);
+    std::string why;
+    EXPECT_TRUE(space.Valid(p.params, &why)) << p.family << ": " << why;
+    EXPECT_FALSE(p.rationale.empty());
+  }
+  EXPECT_EQ(families, (std::set<std::string>{"families/plain.cu", "families/vector.cu", "families/cluster.cu"}));
+}
+
+TEST(BuiltinAgent, NeverRepeatsAnAttemptOfTheRun) {
+  Fixture fx;
+  BuiltinAgent agent({.seed = 7});
+  std::vector<AttemptSummary> history;
+  std::set<std::string> hashes;
+  for (int round = 0; round < 12; ++round) {
+    ProposalContext ctx = fx.Context();
+    ctx.history = history;
+    std::vector<Proposal> out;
+    std::string err;
+    ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+    for (const Proposal& p : out) {
+      std::string h = CandidateHash(p.candidate.source, p.params);
+      EXPECT_TRUE(hashes.insert(h).second) << "repeated " << p.family << " in round " << round;
+      history.push_back(Attempt(static_cast<int>(history.size()), p, Outcome::slower, 0.5 + 0.01 * history.size()));
+    }
+  }
+  EXPECT_GT(hashes.size(), 20u);
+}
+
+TEST(BuiltinAgent, ExploitsTheBestFamilyOnceItIsKnown) {
+  Fixture fx;
+  BuiltinAgent agent({.seed = 3, .base_move_rate = 0.1});
+  ProposalContext ctx = fx.Context();
+  std::vector<Proposal> first;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &first, &err));
+  for (size_t i = 0; i < first.size(); ++i) {
+    double speedup = first[i].family == "families/vector.cu" ? 1.4 : 0.8;
+    ctx.history.push_back(Attempt(static_cast<int>(i), first[i], Outcome::slower, speedup));
+  }
+  int from_best = 0, total = 0;
+  for (int round = 0; round < 5; ++round) {
+    ctx.max_candidates = 8;
+    std::vector<Proposal> out;
+    ASSERT_TRUE(agent.Propose(ctx, &out, &err));
+    for (const Proposal& p : out) {
+      ++total;
+      if (p.family == "families/vector.cu") ++from_best;
+      ctx.history.push_back(Attempt(static_cast<int>(ctx.history.size()), p, Outcome::slower, 0.9));
+    }
+  }
+  ASSERT_GT(total, 0);
+  EXPECT_GT(from_best * 2, total) << from_best << " of " << total << " proposals came from the best family";
+}
+
+TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
+  Fixture fx;
+  ProposalContext ctx = fx.Context();
+  ctx.max_candidates = 1;
+  ctx.decisions.push_back({"cluster_dsmem", R"({"CLUSTER": 4})", "validated", 1.3, 0.9, ""});
+  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, ""});
+  BuiltinAgent agent({.seed = 11});
+  std::vector<Proposal> out;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].family, "families/cluster.cu") << "the validated mechanism's family goes first";
+  EXPECT_EQ(out[0].params.at("CLUSTER"), 4) << "the validated setting is applied";
+
+  ctx.max_candidates = 30;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err));
+  for (const Proposal& p : out)
+    if (p.family == "families/plain.cu") EXPECT_NE(p.params.at("BLOCK"), 64) << "refuted setting proposed";
+}
+
+TEST(BuiltinAgent, SameSeedSameProposals) {
+  Fixture fx;
+  BuiltinAgent a({.seed = 5}), b({.seed = 5});
+  std::vector<Proposal> pa, pb;
+  std::string err;
+  ASSERT_TRUE(a.Propose(fx.Context(), &pa, &err));
+  ASSERT_TRUE(b.Propose(fx.Context(), &pb, &err));
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(pa[i].params, pb[i].params);
+}
+
+TEST(BuiltinAgent, NoFamiliesIsAClearError) {
+  OperatorSpec op = TwoConfigOperator();
+  ProposalContext ctx;
+  ctx.op = &op;
+  BuiltinAgent agent;
+  std::vector<Proposal> out;
+  std::string err;
+  EXPECT_FALSE(agent.Propose(ctx, &out, &err));
+  EXPECT_NE(err.find("families"), std::string::npos) << err;
+}
+
+TEST(FamilySpace, MutationStaysValidAndMoves) {
+  Fixture fx;
+  FamilySpace space(fx.families[0], fx.op);
+  Rng rng(1);
+  ParamAssignment parent{{"BLOCK", 128}, {"VEC", 2}};
+  ASSERT_TRUE(space.Valid(parent));
+  for (int i = 0; i < 50; ++i) {
+    ParamAssignment child;
+    ASSERT_TRUE(space.Mutate(parent, rng, &child));
+    EXPECT_NE(child, parent);
+    EXPECT_TRUE(space.Valid(child));
+  }
+  EXPECT_FALSE(space.Valid({{"BLOCK", 512}, {"VEC", 4}})) << "BLOCK*VEC <= 1024 must be enforced";
+  EXPECT_FALSE(space.Valid({{"BLOCK", 100}, {"VEC", 1}})) << "values outside the domain are invalid";
+}
+
+TEST(FamilySpace, SampleFindsRareValidCornerByEnumeration) {
+  OperatorSpec op = TwoConfigOperator();
+  Candidate fam = Family("rare.cu", {}, {{"A", {1, 2, 3, 4, 5, 6, 7, 8}}, {"B", {1, 2, 3, 4, 5, 6, 7, 8}}},
+                         {"A == 7 && B == 3"});
+  FamilySpace space(fam, op);
+  Rng rng(2);
+  ParamAssignment p;
+  ASSERT_TRUE(space.Sample(rng, &p));
+  EXPECT_EQ(p.at("A"), 7);
+  EXPECT_EQ(p.at("B"), 3);
+  Candidate impossible = Family("none.cu", {}, {{"A", {1, 2}}}, {"A > 5"});
+  FamilySpace none(impossible, op);
+  EXPECT_FALSE(none.Sample(rng, &p));
+}
+
+}  // namespace
+}  // namespace forgek

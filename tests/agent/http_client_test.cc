@@ -1,0 +1,109 @@
+// HttpPost against a loopback server: success, refused connection, timeout, oversized bodies.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "forgek/http.h"
+#include "llm_test_server.h"
+
+namespace forgek {
+namespace {
+
+using testing::FakeLlmServer;
+using testing::ScriptedResponse;
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(HttpClient, PostsBodyAndHeadersAndReadsResponse) {
+  FakeLlmServer server;
+  server.Push({201, {{"X-Request-Id", "abc"}}, R"({"ok":true})"});
+  HttpRequest req{server.base_url() + "/v1/thing", {{"Content-Type", "application/json"}, {"X-Custom", "42"}},
+                  R"({"q":1})"};
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  ASSERT_TRUE(HttpPost(req, HttpLimits{}, &resp, &failure, &err)) << err;
+  EXPECT_EQ(resp.status, 201);
+  EXPECT_EQ(resp.body, R"({"ok":true})");
+  EXPECT_EQ(resp.headers["x-request-id"], "abc");  // names lower-cased
+  auto got = server.requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].path, "/v1/thing");
+  EXPECT_EQ(got[0].body, R"({"q":1})");
+  EXPECT_EQ(got[0].Header("X-Custom"), "42");
+  EXPECT_EQ(got[0].Header("Expect"), "");
+}
+
+TEST(HttpClient, RefusedConnectionIsAConnectFailure) {
+  int port;
+  {
+    FakeLlmServer closed;
+    port = closed.port();
+  }
+  HttpRequest req{"http://127.0.0.1:" + std::to_string(port) + "/x", {}, "{}"};
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  EXPECT_FALSE(HttpPost(req, HttpLimits{}, &resp, &failure, &err));
+  EXPECT_EQ(failure, HttpFailure::connect);
+  EXPECT_NE(err.find("127.0.0.1"), std::string::npos) << err;
+}
+
+TEST(HttpClient, SlowServerTimesOut) {
+  FakeLlmServer server;
+  server.Push({200, {}, "{}", /*delay_s=*/3});
+  HttpLimits limits;
+  limits.total_timeout_s = 0.2;
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(HttpPost({server.base_url() + "/x", {}, "{}"}, limits, &resp, &failure, &err));
+  EXPECT_LT(SecondsSince(start), 2.0);
+  EXPECT_EQ(failure, HttpFailure::timeout);
+  EXPECT_NE(err.find("timed out"), std::string::npos) << err;
+}
+
+TEST(HttpClient, HugeBodyWithLengthIsRefused) {
+  FakeLlmServer server;
+  server.Push({200, {}, std::string(20u << 20, 'x')});
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  EXPECT_FALSE(HttpPost({server.base_url() + "/x", {}, "{}"}, HttpLimits{}, &resp, &failure, &err));
+  EXPECT_EQ(failure, HttpFailure::too_large);
+  EXPECT_NE(err.find("exceeds the limit of 8388608 bytes"), std::string::npos) << err;
+  EXPECT_TRUE(resp.body.empty());
+}
+
+TEST(HttpClient, HugeChunkedBodyIsCutAtTheLimit) {
+  FakeLlmServer server;
+  ScriptedResponse huge{200, {}, std::string(3u << 20, 'x')};
+  huge.chunked = true;
+  server.Push(huge);
+  HttpLimits limits;
+  limits.max_response_bytes = 1u << 20;
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  EXPECT_FALSE(HttpPost({server.base_url() + "/x", {}, "{}"}, limits, &resp, &failure, &err));
+  EXPECT_EQ(failure, HttpFailure::too_large);
+  EXPECT_NE(err.find("exceeds the limit of 1048576 bytes"), std::string::npos) << err;
+}
+
+TEST(HttpClient, ChunkedBodyUnderTheLimitArrivesWhole) {
+  FakeLlmServer server;
+  ScriptedResponse r{200, {}, std::string(300000, 'y')};
+  r.chunked = true;
+  server.Push(r);
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  ASSERT_TRUE(HttpPost({server.base_url() + "/x", {}, "{}"}, HttpLimits{}, &resp, &failure, &err)) << err;
+  EXPECT_EQ(resp.body.size(), 300000u);
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,139 @@
+// Prompt templates: the {{name}} renderer and the shipped templates rendered from a context.
+#include <gtest/gtest.h>
+
+#include "agent/prompt_builder.h"
+#include "agent/prompt_template.h"
+#include "llm_test_server.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+TEST(RenderTemplate, SubstitutesNamesWithOptionalSpaces) {
+  std::string out, err;
+  ASSERT_TRUE(RenderTemplate("t.md", "a {{x}} b {{ y_2 }} c", {{"x", "1"}, {"y_2", "two"}}, &out, &err)) << err;
+  EXPECT_EQ(out, "a 1 b two c");
+}
+
+TEST(RenderTemplate, SubstitutedTextIsNotScannedAgain) {
+  std::string out, err;
+  ASSERT_TRUE(RenderTemplate("t.md", "{{code}}", {{"code", "int a[] = {{1}}; {{x}}"}}, &out, &err)) << err;
+  EXPECT_EQ(out, "int a[] = {{1}}; {{x}}");
+}
+
+TEST(RenderTemplate, OtherBracesStayLiteral) {
+  std::string out, err;
+  ASSERT_TRUE(RenderTemplate("t.md", "int a[2][1] = {{0}, {1}}; {{ }} {{a-b}}", {}, &out, &err)) << err;
+  EXPECT_EQ(out, "int a[2][1] = {{0}, {1}}; {{ }} {{a-b}}");
+}
+
+TEST(RenderTemplate, UnknownPlaceholderNamesFileLineAndName) {
+  std::string out = "untouched", err;
+  EXPECT_FALSE(RenderTemplate("prompts/propose.md", "line one\nline {{two}}\n", {}, &out, &err));
+  EXPECT_EQ(err, "prompts/propose.md:2: unknown placeholder {{two}}");
+  EXPECT_EQ(out, "untouched");
+}
+
+TEST(PromptTemplates, MissingFileIsNamed) {
+  TempDir dir;
+  PromptTemplates t;
+  std::string err;
+  EXPECT_FALSE(t.Load(dir.path(), &err));
+  EXPECT_NE(err.find(dir.path() + "/system.md"), std::string::npos) << err;
+}
+
+TEST(PromptTemplates, UnknownPlaceholderInAFileIsNamed) {
+  TempDir dir;
+  for (const char* name : {"system.md", "propose.md", "repair.md", "format_repair.md", "candidate_format.md"}) {
+    WriteFile(dir.file(name), "ok");
+  }
+  WriteFile(dir.file("repair.md"), "Outcome {{outcome}}, cost {{cost}}");
+  PromptTemplates t;
+  std::string err, out;
+  ASSERT_TRUE(t.Load(dir.path(), &err)) << err;
+  EXPECT_FALSE(t.Render("repair.md", {{"outcome", "wrong"}}, &out, &err));
+  EXPECT_EQ(err, dir.path() + "/repair.md:1: unknown placeholder {{cost}}");
+}
+
+class ShippedPrompts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    ASSERT_TRUE(prompts_.Load(SourceDir() + "/knowledge/prompts", &err)) << err;
+  }
+  PromptTemplates prompts_;
+  OperatorSpec op_ = testing::VectorAddOperator();
+  LlmOptions opts_;
+};
+
+TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
+  Candidate incumbent;
+  incumbent.source = "/* forgek {} */\n__global__ void incumbent_kernel() {}\n";
+  ProposalContext ctx;
+  ctx.op = &op_;
+  ctx.arch = "sm90";
+  ctx.hardware = "H200: 132 SMs, 4.8 TB/s";
+  ctx.incumbent_summary = "memory bound at 91% of DRAM bandwidth";
+  ctx.incumbent_source = &incumbent;
+  ctx.decisions.push_back({"vector_16B", "{}", "validated", 1.12, 0.8, "16-byte loads help elementwise on sm90"});
+  AttemptSummary a;
+  a.iteration = 3;
+  a.outcome = Outcome::wrong;
+  a.feedback = "max abs error 3.2 at index 17";
+  ctx.history.push_back(a);
+
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 2, 3);
+  std::string text, system, err;
+  ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
+  ASSERT_TRUE(prompts_.Render("system.md", vars, &system, &err)) << err;
+  for (const char* expected :
+       {"vadd", "out[i] = x[i] + y[i]", "x (input, f32): [N]", "out (output, f32): [N]", "small: N=1024; x [1024]",
+        "large: N=4096; x [4096], y [4096], out [4096]", "H200: 132 SMs", "memory bound at 91%",
+        "incumbent_kernel", "16-byte loads help elementwise", "validated", "iteration 3", "wrong",
+        "max abs error 3.2 at index 17", "\"launches\"", "proposal 2 of 3", "```cuda"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
+  }
+  EXPECT_NE(system.find("sm90"), std::string::npos);
+}
+
+TEST_F(ShippedPrompts, LibraryIncumbentIsNamed) {
+  ProposalContext ctx;
+  ctx.op = &op_;
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1);
+  EXPECT_NE(vars["incumbent"].find("test.vadd"), std::string::npos);
+  EXPECT_EQ(vars["decisions"], "(none)");
+  EXPECT_EQ(vars["history"], "(none)");
+}
+
+TEST_F(ShippedPrompts, HistoryKeepsOnlyRecentAttempts) {
+  ProposalContext ctx;
+  ctx.op = &op_;
+  for (int i = 1; i <= 12; ++i) {
+    AttemptSummary a;
+    a.iteration = i;
+    a.outcome = Outcome::slower;
+    ctx.history.push_back(a);
+  }
+  opts_.recent_attempts = 3;
+  std::string history = ProposeVariables(ctx, opts_, prompts_, 1, 1)["history"];
+  EXPECT_EQ(history.find("iteration 9:"), std::string::npos);
+  EXPECT_NE(history.find("iteration 10:"), std::string::npos);
+  EXPECT_NE(history.find("iteration 12:"), std::string::npos);
+}
+
+TEST_F(ShippedPrompts, RepairPromptQuotesCutFeedback) {
+  AttemptSummary a;
+  a.outcome = Outcome::compile_error;
+  a.feedback = "error: x\n" + std::string(10000, 'e');
+  opts_.max_feedback_chars = 100;
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("repair.md", RepairVariables(a, opts_), &text, &err)) << err;
+  EXPECT_NE(text.find("compile_error"), std::string::npos);
+  EXPECT_NE(text.find("error: x"), std::string::npos);
+  EXPECT_NE(text.find("[... cut: 9909 more characters]"), std::string::npos);
+  ASSERT_TRUE(prompts_.Render("format_repair.md", FormatRepairVariables("no code block", opts_), &text, &err)) << err;
+  EXPECT_NE(text.find("no code block"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace forgek

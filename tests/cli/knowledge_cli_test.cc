@@ -1,0 +1,132 @@
+// `forgek knowledge ...` through the real binary: empty stores, list, show, export/import, merge, forget.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/knowledge.h"
+#include "forgek/store.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+// A store holding the analysis of cuBLAS's H200 GEMM kernel (shared/DEVICE.md), as `forgek profile
+// --reference` leaves it.
+void FillStore(const std::string& path) {
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(path, &err)) << err;
+  KnowledgeBase kb;
+  Diagnostics d;
+  ASSERT_TRUE(LoadKnowledgeBase(SourceDir() + "/knowledge", &kb, &d));
+  OperatorSpec op;
+  op.name = "gemm_bf16";
+  op.category = "gemm";
+  op.configs = {{"8192^3", {{"M", 8192}, {"N", 8192}, {"K", 8192}}}};
+  op.flops = "2*M*N*K";
+  KernelProfile p;
+  p.label = "reference";
+  p.config = "8192^3";
+  KernelLaunchRecord l;
+  l.name = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT";
+  l.grid[0] = 2, l.grid[1] = 66;
+  l.block[0] = 384;
+  l.cluster[0] = 2, l.cluster[1] = 1, l.cluster[2] = 1;
+  l.registers_per_thread = 168;
+  l.dynamic_smem_bytes = 188636;
+  p.launches = {l};
+  ASSERT_TRUE(AnalyzeAndRecord(store, kb, op, "sm90", "NVIDIA H200", p, nullptr, &err)) << err;
+}
+
+TEST(KnowledgeCli, ReadCommandsOnAMissingStoreCreateNothing) {
+  TempDir dir;
+  std::string store = dir.file("sub/store.db");
+  CommandResult r = RunForgek({"--store", store, "knowledge", "list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no knowledge store"), std::string::npos) << r.err;
+  r = RunForgek({"--store", store, "--json", "knowledge", "list", "--op", "gemm_bf16"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["exists"].get<bool>());
+  r = RunForgek({"--store", store, "knowledge", "export"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no knowledge store"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("sub")));
+}
+
+TEST(KnowledgeCli, ListShowsObservationsAndDecisions) {
+  TempDir dir;
+  std::string store = dir.file("store.db");
+  FillStore(store);
+  CommandResult r = RunForgek({"--store", store, "knowledge", "list", "--op", "gemm_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"320x128", "cooperative", "2x1x1", "-> wgmma", "-> tma", "-> warp_specialization",
+                        "-> thread_block_cluster", "stages", "hypothesis"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+
+  r = RunForgek({"--store", store, "--json", "knowledge", "list", "--op", "gemm_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["category"], "gemm");
+  std::set<std::string> mechs;
+  for (const auto& o : j["observations"]) mechs.insert(o["mechanism"].get<std::string>());
+  for (const char* m : {"wgmma", "tma", "thread_block_cluster", "warp_specialization", "mbarrier_pipeline"})
+    EXPECT_TRUE(mechs.count(m)) << m;
+  ASSERT_FALSE(j["decisions"].empty());
+
+  std::string id = j["decisions"][0]["id"].get<std::string>().substr(0, 10);
+  r = RunForgek({"--store", store, "knowledge", "show", id});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("evidence (1)"), std::string::npos) << r.out;
+  r = RunForgek({"--store", store, "knowledge", "show", "wgmma"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Warpgroup MMA"), std::string::npos);
+  r = RunForgek({"--store", store, "knowledge", "show", "nothing-like-this"});
+  EXPECT_EQ(r.exit_code, 1);
+
+  r = RunForgek({"--store", store, "--json", "knowledge", "search", "cooperative"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["observations"].empty());
+  EXPECT_FALSE(j["mechanisms"].empty());
+}
+
+TEST(KnowledgeCli, ExportImportMergeForget) {
+  TempDir dir;
+  std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
+  FillStore(a);
+  CommandResult r = RunForgek({"--store", a, "knowledge", "export", "-o", dir.file("a.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunForgek({"--store", b, "knowledge", "import", dir.file("a.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CommandResult ea = RunForgek({"--store", a, "knowledge", "export"});
+  CommandResult eb = RunForgek({"--store", b, "knowledge", "export"});
+  ASSERT_EQ(eb.exit_code, 0);
+  EXPECT_EQ(ea.out, eb.out);
+  EXPECT_EQ(ea.out, ReadFile(dir.file("a.json")));
+
+  r = RunForgek({"--store", c, "--json", "knowledge", "merge", a});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["added"]["observations"].get<int>(), 0);
+  r = RunForgek({"--store", c, "--json", "knowledge", "merge", a});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["added"].empty());
+
+  WriteFile(dir.file("bad.json"), "{\"format\": \"forgek-knowledge\", \"schema\": 1, \"nonsense\": []}");
+  r = RunForgek({"--store", c, "knowledge", "import", dir.file("bad.json")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
+
+  r = RunForgek({"--store", c, "knowledge", "forget"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunForgek({"--store", c, "knowledge", "forget", "--op", "gemm_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunForgek({"--store", c, "--json", "knowledge", "list", "--op", "gemm_bf16"});
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["observations"].empty());
+  EXPECT_TRUE(j["decisions"].empty());
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,147 @@
+// CI gate: every shipped kernel (operators/**/*.cu) compiles for sm_90a without a single spill.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <future>
+#include <map>
+
+#include "forgek/candidate.h"
+#include "forgek/compile.h"
+
+namespace forgek {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kOperatorsDir = FORGEK_SOURCE_DIR "/operators";
+
+// Paths relative to operators/, sorted, so test names are stable.
+std::vector<std::string> ShippedKernelFiles() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(kOperatorsDir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".cu")
+      files.push_back(fs::relative(it->path(), kOperatorsDir).string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// One instance of a file: its -D options and the manifest's kernel names.
+struct Instance {
+  std::string label;  // "first values" / "last values"
+  std::vector<std::string> defines;
+  std::future<CompileResult> result;
+};
+
+struct FileJob {
+  bool loaded = false;
+  std::string load_error;
+  std::vector<std::string> launched_kernels;
+  std::vector<Instance> instances;
+};
+
+ParamAssignment Pick(const CandidateManifest& m, bool last) {
+  ParamAssignment a;
+  for (const ParamSpec& p : m.params)
+    if (!p.values.empty()) a[p.name] = last ? p.values.back() : p.values.front();
+  return a;
+}
+
+class ShippedKernel : public ::testing::TestWithParam<std::string> {
+ protected:
+  // All compiles are submitted at once so the pool works on them in parallel while the tests
+  // wait for their own file in turn.
+  static void SetUpTestSuite() {
+    CompilerOptions opts;  // no cache: CI proves the files compile today
+    compiler_ = new Compiler(opts);
+    jobs_ = new std::map<std::string, FileJob>;
+    for (const std::string& rel : ShippedKernelFiles()) Submit(rel);
+  }
+
+  static void TearDownTestSuite() {
+    delete jobs_;
+    delete compiler_;
+  }
+
+  static void Submit(const std::string& rel) {
+    FileJob& job = (*jobs_)[rel];
+    Candidate cand;
+    Diagnostics diags;
+    if (!LoadCandidateFile(kOperatorsDir + "/" + rel, &cand, &diags)) {
+      job.load_error = FormatDiagnostics(diags);
+      return;
+    }
+    job.loaded = true;
+    for (const LaunchSpec& l : cand.manifest.launches) job.launched_kernels.push_back(l.kernel);
+    // A family compiles with the first value of every param; the last values too when they
+    // differ and satisfy the constraints that name no config param.
+    ParamAssignment first = Pick(cand.manifest, false), last = Pick(cand.manifest, true);
+    std::vector<std::pair<std::string, ParamAssignment>> picks = {{"first param values", first}};
+    std::string why;
+    if (last != first && ConstraintsHold(cand.manifest, last, Bindings{}, &why))
+      picks.push_back({"last param values", last});
+    for (auto& [label, params] : picks) {
+      CompileRequest req;
+      req.name = fs::path(rel).filename().string();
+      req.source = cand.source;
+      req.arch = "sm90";
+      req.options = ParamDefines(params);
+      req.timeout_s = 300;
+      job.instances.push_back({label, req.options, compiler_->Submit(req)});
+    }
+  }
+
+  static Compiler* compiler_;
+  static std::map<std::string, FileJob>* jobs_;
+};
+
+Compiler* ShippedKernel::compiler_ = nullptr;
+std::map<std::string, FileJob>* ShippedKernel::jobs_ = nullptr;
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : " ") + s;
+  return out.empty() ? "(no -D options)" : out;
+}
+
+TEST_P(ShippedKernel, CompilesForSm90aWithoutSpills) {
+  const std::string& rel = GetParam();
+  FileJob& job = jobs_->at(rel);
+  ASSERT_TRUE(job.loaded) << "operators/" << rel << ": manifest does not load:\n" << job.load_error;
+  for (Instance& inst : job.instances) {
+    CompileResult r = inst.result.get();
+    std::string where = "operators/" + rel + " (" + inst.label + ": " + Join(inst.defines) + ")";
+    if (!r.ok) {
+      ADD_FAILURE() << where << " does not compile for sm_90a:\n" << r.Summary() << "\n--- NVRTC log ---\n" << r.log;
+      continue;
+    }
+    for (const KernelResources& k : r.kernels)
+      EXPECT_TRUE(k.spill_store_bytes == 0 && k.spill_load_bytes == 0)
+          << where << ": kernel " << k.kernel << " spills " << k.spill_store_bytes << " B stores / "
+          << k.spill_load_bytes << " B loads at " << k.registers << " registers";
+    for (const std::string& name : job.launched_kernels) {
+      bool compiled = std::any_of(r.kernels.begin(), r.kernels.end(),
+                                  [&](const KernelResources& k) { return k.kernel == name; });
+      EXPECT_TRUE(compiled) << where << ": the manifest launches '" << name
+                            << "' but no entry function of that name was compiled (is it extern \"C\" __global__?)";
+    }
+  }
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Operators, ShippedKernel, ::testing::ValuesIn(ShippedKernelFiles()), TestName);
+
+TEST(ShippedKernels, OperatorsFolderHasKernels) {
+  EXPECT_FALSE(ShippedKernelFiles().empty()) << "no .cu file under " << kOperatorsDir;
+}
+
+}  // namespace
+}  // namespace forgek

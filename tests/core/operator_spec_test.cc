@@ -1,0 +1,347 @@
+// Tests of operator.json loading: the valid fixture, every class of mistake, located diagnostics.
+#include "forgek/operator_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::string Fixtures() { return SourceDir() + "/tests/core/data/operators"; }
+
+// The valid fixture's JSON, with its kernel files as absolute paths so it can be moved.
+Json ValidJson() {
+  Json j = Json::parse(ReadFile(Fixtures() + "/tiny_scale/operator.json"));
+  std::string dir = Fixtures() + "/tiny_scale/";
+  j["golden"] = dir + "golden.cu";
+  j["seed"] = dir + "seed.cu";
+  j["reference"]["kernel"] = dir + "reference.cu";
+  j["families"] = {dir + "families/vectorised.cu"};
+  return j;
+}
+
+// Writes `text` as <tmp>/<name>/operator.json and loads it.
+struct Loaded {
+  bool ok = false;
+  OperatorSpec spec;
+  Diagnostics diags;
+  std::string text;
+  std::string Report() const { return FormatDiagnostics(diags); }
+  // The diagnostic naming `field`, or nullptr.
+  const Diagnostic* Find(const std::string& field) const {
+    for (const Diagnostic& d : diags)
+      if (d.field == field) return &d;
+    return nullptr;
+  }
+};
+
+Loaded LoadText(const TempDir& tmp, const std::string& text, const std::string& name = "tiny_scale") {
+  Loaded r;
+  r.text = text;
+  WriteFile(tmp.file(name + "/operator.json"), text);
+  r.ok = LoadOperator(tmp.file(name), &r.spec, &r.diags);
+  return r;
+}
+
+Loaded LoadEdited(const std::function<void(Json&)>& edit) {
+  TempDir tmp;
+  Json j = ValidJson();
+  edit(j);
+  return LoadText(tmp, j.dump(2));
+}
+
+// Expects the load to fail with a diagnostic on `field` whose message contains `says`.
+void ExpectError(const Loaded& r, const std::string& field, const std::string& says) {
+  EXPECT_FALSE(r.ok);
+  const Diagnostic* d = r.Find(field);
+  ASSERT_NE(d, nullptr) << "no diagnostic on " << field << "; got:\n" << r.Report();
+  EXPECT_NE(d->message.find(says), std::string::npos) << d->str();
+  EXPECT_NE(d->file.find("operator.json"), std::string::npos) << d->str();
+  EXPECT_GT(d->line, 0) << d->str();
+}
+
+TEST(OperatorSpec, LoadsTheValidFixture) {
+  OperatorSpec op;
+  Diagnostics diags;
+  ASSERT_TRUE(LoadOperator(Fixtures() + "/tiny_scale", &op, &diags)) << FormatDiagnostics(diags);
+  EXPECT_TRUE(diags.empty());
+  EXPECT_EQ(op.name, "tiny_scale");
+  EXPECT_EQ(op.aliases, (std::vector<std::string>{"scale", "tiny"}));
+  EXPECT_EQ(op.category, "elementwise");
+  EXPECT_EQ(op.params, (std::vector<std::string>{"N"}));
+  ASSERT_EQ(op.configs.size(), 2u);
+  EXPECT_EQ(op.configs[1].name, "large");
+  EXPECT_EQ(op.configs[1].values.at("N"), 1048576);
+  ASSERT_EQ(op.tensors.size(), 2u);
+  EXPECT_EQ(op.tensors[0].dtype, DType::f32);
+  EXPECT_EQ(op.tensors[0].init.dist, "normal");
+  EXPECT_EQ(op.tensors[1].role, TensorRole::output);
+  ASSERT_EQ(op.scalars.size(), 1u);
+  EXPECT_EQ(op.scalars[0].value, 0.5);
+  EXPECT_EQ(op.flops, "N");
+  EXPECT_EQ(op.tolerance.rel_l2, 1e-6);
+  EXPECT_EQ(op.reference.kernel, "reference.cu");
+  EXPECT_TRUE(op.reference.library.empty());
+  EXPECT_EQ(op.families, (std::vector<std::string>{"families/vectorised.cu"}));
+  EXPECT_TRUE(fs::path(op.dir).is_absolute());
+  EXPECT_EQ(op.path, op.dir + "/operator.json");
+  EXPECT_EQ(op.FindConfig("small")->values.at("N"), 1000);
+  EXPECT_EQ(op.FindConfig("nope"), nullptr);
+  std::vector<int64_t> shape;
+  Diagnostic d;
+  ASSERT_TRUE(op.TensorShape(*op.FindTensor("y"), op.configs[0].values, &shape, &d));
+  EXPECT_EQ(shape, (std::vector<int64_t>{1000}));
+}
+
+TEST(OperatorSpec, BrokenFixturesNameFileFieldAndLine) {
+  struct Case {
+    const char* dir;
+    const char* field;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"broken_missing_field", "flops", "required field is missing"},
+      {"broken_bad_expression", "tensors[1].shape[0]", "unexpected end of expression"},
+      {"broken_missing_file", "seed", "no_such_seed.cu"},
+      {"broken_wrong_dtype", "tensors[0].dtype", "unknown dtype 'float32'"},
+  };
+  for (const Case& c : cases) {
+    OperatorSpec op;
+    op.name = "untouched";
+    Diagnostics diags;
+    EXPECT_FALSE(LoadOperator(Fixtures() + "/" + c.dir, &op, &diags)) << c.dir;
+    EXPECT_EQ(op.name, "untouched") << "a failed load must leave the output alone";
+    ASSERT_EQ(diags.size(), 1u) << c.dir << ":\n" << FormatDiagnostics(diags);
+    EXPECT_EQ(diags[0].field, c.field);
+    EXPECT_EQ(diags[0].file, Fixtures() + "/" + c.dir + "/operator.json");
+    EXPECT_NE(diags[0].message.find(c.says), std::string::npos) << diags[0].str();
+    EXPECT_GT(diags[0].line, 0);
+  }
+}
+
+TEST(OperatorSpec, LocatesTheOffendingValue) {
+  OperatorSpec op;
+  Diagnostics diags;
+  ASSERT_FALSE(LoadOperator(Fixtures() + "/broken_wrong_dtype", &op, &diags));
+  std::string text = ReadFile(Fixtures() + "/broken_wrong_dtype/operator.json");
+  // The line holding "float32", the column of its opening quote.
+  int line = 1;
+  size_t at = text.find("\"float32\"");
+  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  size_t line_start = text.rfind('\n', at) + 1;
+  EXPECT_EQ(diags[0].line, line);
+  EXPECT_EQ(diags[0].column, static_cast<int>(at - line_start) + 1);
+
+  // Expression errors point inside the string: "N *" ends at column of the closing quote.
+  diags.clear();
+  ASSERT_FALSE(LoadOperator(Fixtures() + "/broken_bad_expression", &op, &diags));
+  text = ReadFile(Fixtures() + "/broken_bad_expression/operator.json");
+  at = text.find("\"N *\"");
+  line_start = text.rfind('\n', at) + 1;
+  EXPECT_EQ(diags[0].column, static_cast<int>(at - line_start) + 1 + 1 + 3);  // quote, then past "N *"
+}
+
+TEST(OperatorSpec, JsonSyntaxErrorHasLineAndColumn) {
+  TempDir tmp;
+  Loaded r = LoadText(tmp, "{\n  \"name\": \"tiny_scale\",\n  \"params\": [\"N\",]\n}\n");
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.size(), 1u);
+  EXPECT_EQ(r.diags[0].line, 3);
+  EXPECT_EQ(r.diags[0].column, 18);  // the ']' after the trailing comma
+  EXPECT_NE(r.diags[0].message.find("invalid JSON"), std::string::npos) << r.diags[0].str();
+  EXPECT_EQ(r.diags[0].message.find("json.exception"), std::string::npos) << r.diags[0].str();
+}
+
+TEST(OperatorSpec, MissingFolderOrFile) {
+  OperatorSpec op;
+  Diagnostics diags;
+  EXPECT_FALSE(LoadOperator("/nonexistent/forgek/op", &op, &diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].file, "/nonexistent/forgek/op/operator.json");
+}
+
+TEST(OperatorSpec, EveryFieldIsChecked) {
+  struct Case {
+    const char* what;
+    std::function<void(Json&)> edit;
+    const char* field;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"name differs from folder", [](Json& j) { j["name"] = "other"; j.erase("aliases"); }, "name", "folder"},
+      {"bad name", [](Json& j) { j["name"] = "Tiny-Scale"; }, "name", "not a valid operator name"},
+      {"name not a string", [](Json& j) { j["name"] = 5; }, "name", "expected a string, got an integer"},
+      {"bad alias", [](Json& j) { j["aliases"] = {"ok", "Not OK"}; }, "aliases[1]", "not a valid alias"},
+      {"duplicate alias", [](Json& j) { j["aliases"] = {"a", "a"}; }, "aliases[1]", "twice"},
+      {"unknown category", [](Json& j) { j["category"] = "elementwize"; }, "category", "did you mean 'elementwise'"},
+      {"empty description", [](Json& j) { j["description"] = ""; }, "description", "empty"},
+      {"params not identifiers", [](Json& j) { j["params"] = {"N", "2x"}; }, "params[1]", "not an identifier"},
+      {"no configs", [](Json& j) { j["configs"] = Json::array(); }, "configs", "at least one"},
+      {"config lacks a param", [](Json& j) { j["configs"][0]["values"] = Json::object(); }, "configs[0].values",
+       "no value for param 'N'"},
+      {"config has an extra param", [](Json& j) { j["configs"][1]["values"]["Q"] = 3; }, "configs[1].values.Q",
+       "not a declared param"},
+      {"config value not integer", [](Json& j) { j["configs"][0]["values"]["N"] = 10.5; }, "configs[0].values.N",
+       "expected an integer"},
+      {"duplicate config", [](Json& j) { j["configs"][1]["name"] = "small"; }, "configs[1].name", "twice"},
+      {"duplicate tensor", [](Json& j) { j["tensors"][1]["name"] = "x"; }, "tensors[1].name", "already the name"},
+      {"tensor named like a param", [](Json& j) { j["tensors"][1]["name"] = "N"; }, "tensors[1].name",
+       "already the name of a param"},
+      {"bad role", [](Json& j) { j["tensors"][1]["role"] = "result"; }, "tensors[1].role", "unknown role"},
+      {"no outputs", [](Json& j) { j["tensors"][1]["role"] = "input"; }, "tensors", "no tensor has role output"},
+      {"shape not positive", [](Json& j) { j["tensors"][1]["shape"] = {"N - 1000"}; }, "tensors[1].shape[0]",
+       "is 0 under config 'small'; must be positive"},
+      {"shape names an unknown", [](Json& j) { j["tensors"][1]["shape"] = {"M"}; }, "tensors[1].shape[0]",
+       "unknown name 'M'"},
+      {"shape divides by zero", [](Json& j) { j["tensors"][1]["shape"] = {"N / (N - 1000)"}; },
+       "tensors[1].shape[0]", "under config 'small': division by zero"},
+      {"shape empty", [](Json& j) { j["tensors"][1]["shape"] = Json::array(); }, "tensors[1].shape",
+       "at least one dimension"},
+      {"tensor too big", [](Json& j) { j["tensors"][1]["shape"] = {"N*N*N", "N*N*N"}; }, "tensors[1].shape",
+       "overflows"},
+      {"output with init", [](Json& j) { j["tensors"][1]["init"] = {{"dist", "normal"}}; }, "tensors[1].init",
+       "output tensor is not initialised"},
+      {"unknown dist", [](Json& j) { j["tensors"][0]["init"]["dist"] = "gauss"; }, "tensors[0].init.dist",
+       "unknown distribution"},
+      {"std not positive", [](Json& j) { j["tensors"][0]["init"]["std"] = 0; }, "tensors[0].init.std", "positive"},
+      {"uniform empty", [](Json& j) { j["tensors"][0]["init"] = {{"dist", "uniform"}, {"lo", 1}, {"hi", 1}}; },
+       "tensors[0].init.hi", "greater than lo"},
+      {"normal on integers", [](Json& j) { j["tensors"][0]["dtype"] = "i32"; }, "tensors[0].init.dist",
+       "floating-point"},
+      {"int_range hi expression", [](Json& j) {
+         j["tensors"][0]["dtype"] = "i32";
+         j["tensors"][0]["init"] = {{"dist", "int_range"}, {"lo", 0}, {"hi", "N - 1000"}};
+       }, "tensors[0].init.hi", "must exceed lo"},
+      {"unknown init field", [](Json& j) { j["tensors"][0]["init"]["stddev"] = 1; }, "tensors[0].init.stddev",
+       "unknown field"},
+      {"scalar dtype", [](Json& j) { j["scalars"][0]["dtype"] = "f16"; }, "scalars[0].dtype", "f32, i32 or i64"},
+      {"i32 scalar not integer", [](Json& j) { j["scalars"][0]["dtype"] = "i32"; }, "scalars[0].value",
+       "integer"},
+      {"flops negative", [](Json& j) { j["flops"] = "0 - N"; }, "flops", "must be at least 0"},
+      {"bytes unknown name", [](Json& j) { j["bytes"] = "4*NN"; }, "bytes", "did you mean 'N'"},
+      {"bytes wrong type", [](Json& j) { j["bytes"] = Json::array(); }, "bytes", "expected an expression"},
+      {"tolerance without why", [](Json& j) { j["tolerance"].erase("why"); }, "tolerance.why", "missing"},
+      {"tolerance loose", [](Json& j) { j["tolerance"]["rel_l2"] = 1.0; }, "tolerance.rel_l2", "below 1"},
+      {"tolerance negative", [](Json& j) { j["tolerance"]["max_abs"] = -1; }, "tolerance.max_abs", "finite"},
+      {"tolerance without rel_l2", [](Json& j) { j["tolerance"].erase("rel_l2"); }, "tolerance.rel_l2", "missing"},
+      {"bad check", [](Json& j) { j["tolerance"]["check"] = "fuzzy"; }, "tolerance.check", "unknown check"},
+      {"golden missing", [](Json& j) { j["golden"] = "nope.cu"; }, "golden", "does not exist"},
+      {"reference with both", [](Json& j) { j["reference"]["library"] = "cublas.gemm_bf16"; }, "reference",
+       "exactly one"},
+      {"reference with neither", [](Json& j) { j["reference"] = Json::object(); }, "reference", "exactly one"},
+      {"reference kernel missing", [](Json& j) { j["reference"]["kernel"] = "nope.cu"; }, "reference.kernel",
+       "does not exist"},
+      {"family missing", [](Json& j) { j["families"].push_back("families/nope.cu"); }, "families[1]",
+       "does not exist"},
+      {"family twice", [](Json& j) { j["families"].push_back(j["families"][0]); }, "families[1]", "twice"},
+      {"unknown top-level field", [](Json& j) { j["familes"] = Json::array(); }, "familes", "did you mean 'families'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ExpectError(LoadEdited(c.edit), c.field, c.says);
+  }
+}
+
+TEST(OperatorSpec, LooseToleranceIsAllowedForDistributionChecks) {
+  Loaded r = LoadEdited([](Json& j) {
+    j["tolerance"]["rel_l2"] = 2.0;
+    j["tolerance"]["check"] = "distribution";
+  });
+  EXPECT_TRUE(r.ok) << r.Report();
+  EXPECT_EQ(r.spec.tolerance.check, "distribution");
+}
+
+TEST(OperatorSpec, ExactToleranceNeedsNoBounds) {
+  Loaded r = LoadEdited([](Json& j) { j["tolerance"] = {{"exact", true}, {"why", "integer outputs"}}; });
+  EXPECT_TRUE(r.ok) << r.Report();
+  EXPECT_TRUE(r.spec.tolerance.exact);
+}
+
+TEST(OperatorSpec, NumberOverflowIsLocated) {
+  TempDir tmp;
+  std::string text = ValidJson().dump(2);
+  size_t at = text.find("\"max_abs\": 1e-06");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 16, "\"max_abs\": 1e999");
+  Loaded r = LoadText(tmp, text);
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.size(), 1u);
+  EXPECT_NE(r.diags[0].message.find("1e999"), std::string::npos) << r.diags[0].str();
+  EXPECT_EQ(r.diags[0].column, static_cast<int>(at + 11 - text.rfind('\n', at)));
+}
+
+TEST(OperatorSpec, DuplicateKeysAreReported) {
+  TempDir tmp;
+  std::string text = ValidJson().dump(2);
+  text.replace(text.find("\"flops\""), 7, "\"bytes\": \"N\",\n  \"flops\"");
+  Loaded r = LoadText(tmp, text);
+  ExpectError(r, "bytes", "appears twice");
+}
+
+TEST(OperatorSpec, ReportsEveryProblemAtOnce) {
+  Loaded r = LoadEdited([](Json& j) {
+    j["category"] = "nope";
+    j["tensors"][0]["dtype"] = "float";
+    j.erase("flops");
+    j["tolerance"]["rel_l2"] = 5;
+    j["seed"] = "missing.cu";
+  });
+  EXPECT_FALSE(r.ok);
+  for (const char* field : {"category", "tensors[0].dtype", "flops", "tolerance.rel_l2", "seed"})
+    EXPECT_NE(r.Find(field), nullptr) << field << " not reported:\n" << r.Report();
+}
+
+TEST(OperatorSpec, ListsAndResolvesOperators) {
+  std::vector<std::string> dirs = ListOperatorDirs(Fixtures());
+  ASSERT_GE(dirs.size(), 5u);
+  for (size_t i = 1; i < dirs.size(); ++i)
+    EXPECT_LT(fs::path(dirs[i - 1]).filename(), fs::path(dirs[i]).filename());
+  EXPECT_TRUE(ListOperatorDirs("/nonexistent/forgek").empty());
+
+  std::string dir, err;
+  ASSERT_TRUE(ResolveOperator(Fixtures(), "tiny_scale", &dir, &err)) << err;
+  EXPECT_EQ(fs::path(dir).filename(), "tiny_scale");
+  ASSERT_TRUE(ResolveOperator(Fixtures(), "scale", &dir, &err)) << err;
+  EXPECT_EQ(fs::path(dir).filename(), "tiny_scale");
+  EXPECT_FALSE(ResolveOperator(Fixtures(), "tiny_scael", &dir, &err));
+  EXPECT_NE(err.find("unknown operator 'tiny_scael'"), std::string::npos) << err;
+  EXPECT_NE(err.find("did you mean tiny_scale"), std::string::npos) << err;
+  EXPECT_FALSE(ResolveOperator(Fixtures(), "zzzzzzzzzzzz", &dir, &err));
+  EXPECT_NE(err.find("known operators"), std::string::npos) << err;
+}
+
+TEST(DType, NamesSizesAndKinds) {
+  DType t;
+  ASSERT_TRUE(ParseDType("bf16", &t));
+  EXPECT_EQ(t, DType::bf16);
+  EXPECT_EQ(DTypeBytes(t), 2);
+  EXPECT_TRUE(DTypeIsFloat(t));
+  EXPECT_FALSE(ParseDType("float32", &t));
+  EXPECT_FALSE(ParseDType("", &t));
+  EXPECT_FALSE(ParseDType("BF16", &t));
+  const std::pair<DType, int> sizes[] = {{DType::f64, 8}, {DType::f32, 4},  {DType::f16, 2},  {DType::bf16, 2},
+                                         {DType::e4m3, 1}, {DType::e5m2, 1}, {DType::i8, 1},   {DType::u8, 1},
+                                         {DType::i32, 4}, {DType::u32, 4},  {DType::i64, 8}};
+  for (auto [type, bytes] : sizes) {
+    DType back;
+    ASSERT_TRUE(ParseDType(DTypeName(type), &back)) << DTypeName(type);
+    EXPECT_EQ(back, type);
+    EXPECT_EQ(DTypeBytes(type), bytes) << DTypeName(type);
+  }
+  EXPECT_FALSE(DTypeIsFloat(DType::i32));
+  EXPECT_FALSE(DTypeIsFloat(DType::u8));
+  EXPECT_TRUE(DTypeIsFloat(DType::e4m3));
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,186 @@
+// WorkerEvaluator's outcomes from scripted worker replies: crash, timeout and respawn, wrong,
+// impossible speed, faster/slower, unsupported checks.
+#include "forgek/worker_client.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+// A fake worker: answers hello and calibrate, and every evaluate with `evaluate_fields`.
+std::vector<std::string> FakeWorker(const std::string& evaluate_fields, const std::string& on_evaluate = "") {
+  std::string script = R"(while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9-]*\).*/\1/')
+  type=$(printf '%s' "$line" | sed 's/.*"type":"\([a-z]*\)".*/\1/')
+  case "$type" in
+    hello) printf '{"id":%s,"type":"reply","ok":true,"driver_version":13000,"devices":[]}\n' "$id" ;;
+    calibrate) printf '{"id":%s,"type":"reply","ok":true,"peaks":{"copy_kernel_gbps":4000,"tf32_tflops":400}}\n' "$id" ;;
+    evaluate) )" + on_evaluate + R"( printf '{"id":%s,"type":"reply",%s}\n' "$id" ')" + evaluate_fields + R"(' ;;
+    *) printf '{"id":%s,"type":"reply","ok":true}\n' "$id" ;;
+  esac
+done)";
+  return {"/bin/sh", "-c", script};
+}
+
+class WorkerEvaluatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    op_.name = "copy_f32";
+    op_.path = "/ops/copy_f32/operator.json";
+    op_.params = {"N"};
+    op_.configs = {{"small", {{"N", 1024}}}, {"large", {{"N", 1 << 20}}}};
+    TensorSpec x;
+    x.name = "x";
+    x.shape = {"N"};
+    TensorSpec y;
+    y.name = "y";
+    y.role = TensorRole::output;
+    y.shape = {"N"};
+    op_.tensors = {x, y};
+    op_.flops = "0";
+    op_.bytes = "8*N";
+    op_.tolerance.rel_l2 = 1e-6;
+    op_.tolerance.max_abs = 1e-6;
+    LaunchSpec l;
+    l.kernel = "copy";
+    l.grid = {"ceil_div(N, 256)"};
+    l.block = {"256"};
+    l.args = {"x", "y", "N"};
+    kernel_.manifest.launches = {l};
+    kernel_.cubin = "not really a cubin";
+    kernel_.label = "candidate";
+  }
+
+  EvalResult Run(WorkerEvaluator& ev, bool with_incumbent = true) {
+    EvalRequest req;
+    req.op = &op_;
+    req.golden = kernel_;
+    req.golden.label = "golden";
+    req.candidate = kernel_;
+    if (with_incumbent) req.incumbent = {"reference", "cublas.fake", "", {}, {}};
+    req.deadline_s = 1;
+    return ev.Evaluate(req);
+  }
+
+  WorkerEvaluatorOptions Opts(std::vector<std::string> command) {
+    WorkerEvaluatorOptions o;
+    o.command = std::move(command);
+    return o;
+  }
+
+  OperatorSpec op_;
+  KernelUnderTest kernel_;
+};
+
+const char* kTimed =
+    R"("ok":true,"status":"ok","correctness":{"ok":true,"rel_l2":1e-9,"max_abs":0},"timed":true,)"
+    R"("candidate_timing":{"median_us":%s,"rel_noise":0.01,"samples":30},)"
+    R"("incumbent_timing":{"median_us":12,"rel_noise":0.01,"samples":30})";
+
+std::string Timed(const std::string& median) {
+  std::string s = kTimed;
+  return s.replace(s.find("%s"), 2, median);
+}
+
+TEST_F(WorkerEvaluatorTest, FasterWithSpeedupAndSol) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"))));
+  EvalResult r = Run(ev);
+  ASSERT_EQ(r.outcome, Outcome::faster) << r.detail;
+  ASSERT_EQ(r.configs.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.configs[0].speedup, 1.2);
+  EXPECT_NEAR(r.geomean_speedup, 1.2, 1e-12);
+  // large: 8 MiB at 4000 GB/s = 2.097 us; 10 us measured = 21% of SOL.
+  EXPECT_NEAR(r.configs[1].sol_us, 8.0 * (1 << 20) / 4000e9 * 1e6, 1e-9);
+  EXPECT_NEAR(r.configs[1].sol_pct, r.configs[1].sol_us / 10 * 100, 1e-9);
+}
+
+TEST_F(WorkerEvaluatorTest, SlowerWhenTheIncumbentWins) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("15"))));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::slower) << r.detail;
+  EXPECT_NE(r.detail.find("slower beyond noise"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, FasterThanSpeedOfLightIsWrong) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("0.5"))));  // large needs >= 2.1 us
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::wrong);
+  EXPECT_NE(r.detail.find("speed-of-light"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, StickyErrorIsACrashNamingTheCudaError) {
+  WorkerEvaluator ev(Opts(FakeWorker(
+      R"("ok":false,"status":"crash","cuda_error":"CUDA_ERROR_ILLEGAL_ADDRESS","failed_kernel":"candidate","error":"candidate: an illegal memory access")",
+      "")));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::crash);
+  EXPECT_NE(r.detail.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << r.detail;
+  EXPECT_NE(r.detail.find("config small (candidate)"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, WrongCarriesTheMismatchReport) {
+  WorkerEvaluator ev(Opts(FakeWorker(
+      R"("ok":true,"status":"ok","correctness":{"ok":false,"rel_l2":1,"bad_elements":512,"detail":"y: 512 of 1024 elements are NaN/Inf"}})")));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::wrong);
+  EXPECT_NE(r.detail.find("512 of 1024"), std::string::npos) << r.detail;
+  ASSERT_EQ(r.configs.size(), 1u);  // stops at the first wrong config
+  EXPECT_EQ(r.configs[0].correctness.bad_elements, 512);
+}
+
+TEST_F(WorkerEvaluatorTest, FailedAuditIsWrong) {
+  std::string fields = Timed("10") + R"(,"audit_ok":false,"audit_detail":"timed sample 3: y: 1024 NaN")";
+  WorkerEvaluator ev(Opts(FakeWorker(fields)));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::wrong);
+  EXPECT_NE(r.detail.find("wrong when timed"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, HangIsATimeoutAndTheNextEvaluationRespawns) {
+  TempDir dir;
+  std::string marker = dir.file("hung-once");
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"), "if [ ! -e " + marker + " ]; then touch " + marker + "; sleep 30; fi;")));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::timeout) << r.detail;
+  EXPECT_NE(r.detail.find("worker killed"), std::string::npos) << r.detail;
+  EvalResult next = Run(ev);
+  EXPECT_EQ(next.outcome, Outcome::faster) << next.detail;
+  EXPECT_EQ(ev.client().spawns(), 2);
+}
+
+TEST_F(WorkerEvaluatorTest, WorkerDeathIsACrash) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"), "echo 'Segmentation fault' >&2; exit 139;")));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::crash);
+  EXPECT_NE(r.detail.find("status 139"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, DistributionCheckIsRejectedByName) {
+  op_.tolerance.check = "distribution";
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"))));
+  EvalResult r = Run(ev);
+  EXPECT_EQ(r.outcome, Outcome::launch_error);
+  EXPECT_NE(r.detail.find("distribution"), std::string::npos) << r.detail;
+}
+
+TEST_F(WorkerEvaluatorTest, UnknownConfigAndMissingCubinAreLaunchErrors) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"))));
+  EvalRequest req;
+  req.op = &op_;
+  req.golden = kernel_;
+  req.candidate = kernel_;
+  req.configs = {"huge"};
+  EvalResult r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::launch_error);
+  EXPECT_NE(r.detail.find("huge"), std::string::npos);
+  req.configs = {};
+  req.candidate.cubin.clear();
+  r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::launch_error);
+  EXPECT_NE(r.detail.find("no cubin"), std::string::npos) << r.detail;
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,165 @@
+// Export/import round trips, merging stores from two machines, and forgetting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/store_io.h"
+#include "knowledge/knowledge_fixtures.h"
+
+namespace forgek {
+namespace {
+
+using namespace testing_fixtures;
+
+// A store with a bit of everything, as one machine would have it.
+void Fill(Store& store, const std::string& device, double speedup) {
+  std::string err;
+  KnowledgeBase kb = ShippedKnowledge();
+  OperatorSpec op = GemmOperator();
+  ASSERT_TRUE(AnalyzeAndRecord(store, kb, op, "sm90", device, CublasGemmProfile(), nullptr, &err)) << err;
+  ASSERT_TRUE(store.UpsertDevice({device, "sm90", 132, 1, 2, "580", {{"dram_gbps", 4000.5}}, true, "t"}, &err));
+  RunRecord run;
+  run.operator_name = op.name;
+  run.arch = "sm90";
+  ASSERT_TRUE(store.AddRun(&run, &err)) << err;
+  CandidateRecord c{"cand-" + device, op.name, "src", "{}", "", {"wgmma"}, ""};
+  ASSERT_TRUE(store.PutCandidate(c, nullptr, &err)) << err;
+  AttemptRecord a;
+  a.run_id = run.id;
+  a.candidate_hash = c.hash;
+  a.outcome = Outcome::faster;
+  a.measurements = {{"8192^3", true, 0.001, 0.1, 1.0 / 3, 0.5, 0.01, speedup, 70.25}};
+  ASSERT_TRUE(store.AddAttempt(&a, &err)) << err;
+  EvalResult r;
+  r.outcome = Outcome::faster;
+  r.configs.resize(1);
+  r.configs[0].config = "8192^3";
+  r.configs[0].speedup = speedup;
+  AttemptEvidenceInput in;
+  in.op = &op;
+  in.arch = "sm90";
+  in.device = device;
+  in.run_id = run.id;
+  in.attempt_id = a.id;
+  in.candidate_hash = c.hash;
+  in.mechanisms = {"wgmma"};
+  in.result = &r;
+  ASSERT_TRUE(RecordAttemptEvidence(store, in, nullptr, &err)) << err;
+  SealRecord s;
+  s.id = "seal-" + device;
+  s.operator_name = op.name;
+  s.arch = "sm90";
+  s.config_us = {{"8192^3", 1234.5678}};
+  ASSERT_TRUE(store.AddSeal(s, &err)) << err;
+  ExchangeRecord x;
+  x.run_id = run.id;
+  x.request_json = "{\"model\":\"m\",\"text\":\"\\u00e9\\n\"}";
+  ASSERT_TRUE(store.AddExchange(&x, &err)) << err;
+}
+
+std::string Export(Store& store) {
+  std::string text, err;
+  EXPECT_TRUE(ExportStore(store, &text, &err)) << err;
+  return text;
+}
+
+TEST(Export, RoundTripIsExact) {
+  TempDir dir;
+  Store a, b;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.25);
+  std::string first = Export(a);
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  ImportStats st;
+  ASSERT_TRUE(ImportStore(b, first, "a.json", &st, &err)) << err;
+  EXPECT_GT(st.added["evidence"], 0);
+  EXPECT_GT(st.decisions_updated, 0);
+  EXPECT_TRUE(st.present.empty());
+  EXPECT_EQ(Export(b), first);
+  // Importing again changes nothing.
+  ASSERT_TRUE(ImportStore(b, first, "a.json", &st, &err)) << err;
+  EXPECT_TRUE(st.added.empty());
+  EXPECT_EQ(Export(b), first);
+}
+
+TEST(Export, MergeKeepsEvidenceFromBothMachines) {
+  TempDir dir;
+  Store a, b;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.20);
+  Fill(b, "NVIDIA H100", 1.10);
+  auto wgmma = [&](Store& s) {
+    std::vector<DecisionRecord> ds;
+    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "wgmma", "", 0}, &ds, &err)) << err;
+    return ds.empty() ? DecisionRecord{} : ds[0];
+  };
+  DecisionRecord before = wgmma(a);
+  ASSERT_EQ(before.supporting, 2);  // its own observation and attempt
+  ImportStats st;
+  b.Close();
+  ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
+  DecisionRecord after = wgmma(a);
+  EXPECT_EQ(after.id, before.id);    // one decision: same scope, same content hash
+  EXPECT_EQ(after.supporting, 4);    // both machines' observation and attempt
+  EXPECT_GT(after.confidence, before.confidence);
+  EXPECT_NEAR(after.effect, std::sqrt(1.20 * 1.10), 1e-9);
+  EXPECT_EQ(st.added["observations"], 0);  // same reference profile, same observations
+  EXPECT_GT(st.present["observations"], 0);
+  EXPECT_EQ(st.added["seals"], 1);
+  EXPECT_EQ(st.added["devices"], 1);
+  // Merging again adds nothing.
+  ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
+  EXPECT_TRUE(st.added.empty());
+  EXPECT_EQ(wgmma(a).supporting, 4);
+}
+
+TEST(Export, MalformedImportNamesTheFieldAndChangesNothing) {
+  TempDir dir;
+  Store a;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.2);
+  std::string before = Export(a);
+  auto bad = nlohmann::json::parse(before);
+  bad["operators"].push_back({{"name", "new_op"}, {"category", "norm"}});
+  bad["seals"].push_back({{"id", "s9"}, {"colour", "red"}});
+  EXPECT_FALSE(ImportStore(a, bad.dump(), "bad.json", nullptr, &err));
+  EXPECT_NE(err.find("bad.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("seals[1].colour"), std::string::npos) << err;
+  EXPECT_EQ(Export(a), before);  // the valid operator row before it was rolled back too
+  EXPECT_FALSE(ImportStore(a, "{\"format\": \"other\"}", "x.json", nullptr, &err));
+  EXPECT_NE(err.find("format"), std::string::npos);
+  EXPECT_FALSE(ImportStore(a, "{\"format\": \"forgek-knowledge\", \"schema\": 999}", "x.json", nullptr, &err));
+  EXPECT_NE(err.find("newer"), std::string::npos);
+}
+
+TEST(Forget, DecisionOperatorMechanism) {
+  TempDir dir;
+  Store a;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.2);
+  std::vector<DecisionRecord> ds;
+  ASSERT_TRUE(a.ListDecisions({}, &ds, &err));
+  size_t total = ds.size();
+  std::map<std::string, int> removed;
+  ASSERT_TRUE(Forget(a, {ds.back().id.substr(0, 16), "", "", ""}, &removed, &err)) << err;
+  EXPECT_EQ(removed["decisions"], 1);
+  ASSERT_TRUE(Forget(a, {"", "", "wgmma", "sm90"}, &removed, &err)) << err;
+  EXPECT_EQ(removed["decisions"], 1);
+  EXPECT_EQ(removed["evidence"], 2);
+  ASSERT_TRUE(Forget(a, {"", "gemm_bf16", "", ""}, &removed, &err)) << err;
+  EXPECT_GT(removed["observations"], 0);
+  ASSERT_TRUE(a.ListDecisions({}, &ds, &err));
+  EXPECT_TRUE(ds.empty()) << total;  // every remaining decision came from gemm_bf16 alone
+  EXPECT_FALSE(Forget(a, {"", "", "", ""}, &removed, &err));
+  EXPECT_FALSE(Forget(a, {"ffff", "", "", ""}, &removed, &err));
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,239 @@
+// Tests of the run loop and the sealing logic with a scripted evaluator and real NVRTC compiles.
+#include "forgek/run.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "forgek/builtin_agent.h"
+#include "forgek/store.h"
+#include "scripted_evaluator.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+// A family whose TILE param makes it faster, one that never compiles, one with a wrong instance.
+const char* kFastFamily = R"(/* forgek
+{ "name": "tiled", "mechanisms": ["vector_16B"],
+  "params": {"TILE": [1, 2, 4, 8], "UNROLL": [1, 2]},
+  "launches": [{"kernel": "scale", "grid": ["ceil_div(N, 256)"], "block": [256], "args": ["x", "y", "N"]}] }
+*/
+extern "C" __global__ void scale(const float* x, float* y, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) y[i] = x[i] * TILE * UNROLL;
+}
+)";
+const char* kGolden = R"(/* forgek
+{ "name": "golden", "launches": [{"kernel": "golden", "grid": ["ceil_div(N, 128)"], "block": [128], "args": ["x", "y", "N"]}] }
+*/
+extern "C" __global__ void golden(const float* x, float* y, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) y[i] = x[i];
+}
+)";
+const char* kBrokenFamily = R"(/* forgek
+{ "name": "broken", "mechanisms": ["warp_shuffle_reduction"], "params": {"W": [1, 2]},
+  "launches": [{"kernel": "broken", "grid": [1], "block": [32], "args": ["x", "y", "N"]}] }
+*/
+extern "C" __global__ void broken(const float* x, float* y, int N) { y[0] = x[0] + undeclared_name; }
+)";
+
+struct LoopFixture {
+  TempDir dir;
+  OperatorSpec op;
+  LoopFixture() {
+    WriteFile(dir.file("toy/families/tiled.cu"), kFastFamily);
+    WriteFile(dir.file("toy/families/broken.cu"), kBrokenFamily);
+    WriteFile(dir.file("toy/golden.cu"), kGolden);
+    op.name = "toy";
+    op.category = "elementwise";
+    op.dir = dir.file("toy");
+    op.path = dir.file("toy/operator.json");
+    op.params = {"N"};
+    op.configs = {{"small", {{"N", 1 << 12}}}, {"large", {{"N", 1 << 20}}}};
+    op.tensors = {{"x", TensorRole::input, DType::f32, {"N"}, {}}, {"y", TensorRole::output, DType::f32, {"N"}, {}}};
+    op.flops = "N";
+    op.bytes = "8*N";
+    op.tolerance.rel_l2 = 1e-5;
+    op.tolerance.max_abs = 1e-5;
+    op.reference.library = "scripted.reference";
+    op.golden = "golden.cu";
+    op.families = {"families/tiled.cu", "families/broken.cu"};
+  }
+};
+
+// The reference takes 100 us; the tiled family gets faster with TILE*UNROLL, down to 100/(1+0.1*16).
+double Model(const KernelUnderTest& k, const std::string&) {
+  if (!k.library.empty()) return 100.0;
+  double work = static_cast<double>(k.params.at("TILE") * k.params.at("UNROLL"));
+  return 100.0 / (1.0 + 0.1 * work);
+}
+
+CompilerOptions TestCompilerOptions(const TempDir& dir) {
+  CompilerOptions o;
+  o.cache_dir = dir.file("cache");
+  o.threads = 2;
+  return o;
+}
+
+TEST(RunLoop, SealsAFasterCandidateAndTheNextRunStartsFromIt) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(Model);
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  std::vector<std::string> progress;
+  services.progress = [&](const std::string& line) { progress.push_back(line); };
+  RunOptions opts;
+  opts.iterations = 10;
+  RunSummary first;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &first, &err)) << err;
+
+  EXPECT_EQ(first.attempts, 10);
+  EXPECT_EQ(progress.size(), 10u);
+  EXPECT_GE(first.outcomes["compile_error"], 1) << "the broken family must be tried and fail to compile";
+  EXPECT_GT(first.best_speedup, 1.1);
+  ASSERT_FALSE(first.seal_id.empty()) << first.seal_reason;
+  EXPECT_EQ(first.incumbent, "reference (scripted.reference)");
+  ASSERT_EQ(first.best_so_far.size(), 10u);
+  for (size_t i = 1; i < first.best_so_far.size(); ++i) EXPECT_GE(first.best_so_far[i], first.best_so_far[i - 1]);
+
+  SealRecord seal;
+  bool found = false;
+  ASSERT_TRUE(store.LatestSeal("toy", "sm90", &seal, &found, &err)) << err;
+  ASSERT_TRUE(found);
+  EXPECT_EQ(seal.id, first.seal_id);
+  EXPECT_TRUE(seal.parent.empty());
+  EXPECT_EQ(seal.config_us.size(), 2u);
+  EXPECT_EQ(seal.device, "Scripted GPU");
+  std::vector<AttemptRecord> attempts;
+  ASSERT_TRUE(store.ListAttempts(first.run_id, &attempts, &err)) << err;
+  EXPECT_EQ(attempts.size(), 10u);
+
+  // The second run measures against the seal, not the reference.
+  evaluator.requests.clear();
+  BuiltinAgent agent2({.seed = 5});
+  services.agent = &agent2;
+  RunSummary second;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &second, &err)) << err;
+  EXPECT_EQ(second.incumbent.rfind("seal ", 0), 0u) << second.incumbent;
+  ASSERT_FALSE(evaluator.requests.empty());
+  const EvalRequest& last = evaluator.requests.back();
+  EXPECT_TRUE(last.incumbent.library.empty()) << "the incumbent must be the sealed kernel";
+  EXPECT_EQ(last.incumbent.params, first.best_params);
+  if (!second.seal_id.empty()) {
+    SealRecord child;
+    ASSERT_TRUE(store.GetSeal(second.seal_id, &child, &found, &err));
+    EXPECT_EQ(child.parent, first.seal_id) << "lineage: the new seal descends from the old";
+  }
+}
+
+TEST(RunLoop, NothingSealedWhenNoCandidateBeatsTheIncumbent) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator([](const KernelUnderTest& k, const std::string&) { return k.library.empty() ? 120.0 : 100.0; });
+  BuiltinAgent agent;
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 4;
+  RunSummary s;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_TRUE(s.seal_id.empty());
+  EXPECT_NE(s.seal_reason.find("not sealed"), std::string::npos) << s.seal_reason;
+  SealRecord seal;
+  bool found = true;
+  ASSERT_TRUE(store.LatestSeal("toy", "sm90", &seal, &found, &err));
+  EXPECT_FALSE(found);
+}
+
+TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator([](const KernelUnderTest&, const std::string&) { return 100.0; });
+  BuiltinAgent agent;
+  std::atomic<int> seen{0};
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  services.progress = [&](const std::string&) { ++seen; };
+  services.stop_requested = [&] { return seen.load() >= 3; };
+  RunOptions opts;
+  opts.iterations = 20;
+  RunSummary s;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "interrupted");
+  EXPECT_EQ(s.attempts, 3);
+
+  services.stop_requested = nullptr;
+  opts.patience = 2;
+  opts.resume_run = s.run_id;
+  RunSummary resumed;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &resumed, &err)) << err;
+  EXPECT_EQ(resumed.run_id, s.run_id);
+  EXPECT_EQ(resumed.stop_reason, "patience");
+  std::vector<AttemptRecord> attempts;
+  ASSERT_TRUE(store.ListAttempts(s.run_id, &attempts, &err));
+  EXPECT_EQ(static_cast<int>(attempts.size()), s.attempts + resumed.attempts);
+}
+
+TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  BuiltinAgent agent;
+  RunServices services{&agent, &compiler, nullptr, nullptr};
+  RunOptions opts;
+  opts.iterations = 4;
+  opts.compile_only = true;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.attempts, 4);
+  EXPECT_GE(s.outcomes["compiled"], 1);
+  EXPECT_GE(s.outcomes["compile_error"], 1);
+  EXPECT_TRUE(s.seal_id.empty());
+
+  opts.compile_only = false;
+  EXPECT_FALSE(RunOptimisation(fx.op, opts, services, &s, &err));
+  EXPECT_NE(err.find("--compile-only"), std::string::npos) << err;
+}
+
+EvalResult Confirmation(std::vector<std::pair<double, double>> cand_inc, double noise = 0.005) {
+  EvalResult r;
+  r.outcome = Outcome::faster;
+  for (size_t i = 0; i < cand_inc.size(); ++i) {
+    ConfigResult c;
+    c.config = "c" + std::to_string(i);
+    c.correctness.ok = true;
+    c.candidate.median_us = cand_inc[i].first;
+    c.incumbent.median_us = cand_inc[i].second;
+    c.candidate.rel_noise = c.incumbent.rel_noise = noise;
+    r.configs.push_back(c);
+  }
+  return r;
+}
+
+TEST(DecideSeal, RequiresEveryConfigCorrectFasterBeyondNoiseAndNoRegression) {
+  EXPECT_TRUE(DecideSeal(Confirmation({{90, 100}, {80, 100}}), 2, 0.01).seal);
+  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}}), 2, 0.01).seal) << "must cover every config";
+  EXPECT_FALSE(DecideSeal(Confirmation({{70, 100}, {105, 100}}), 2, 0.01).seal) << "one config regresses 5%";
+  EXPECT_TRUE(DecideSeal(Confirmation({{70, 100}, {100.5, 100}}), 2, 0.01).seal) << "0.5% is within noise";
+  EXPECT_FALSE(DecideSeal(Confirmation({{99.5, 100}, {99.5, 100}}), 2, 0.01).seal) << "under the minimum gain";
+  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}, {90, 100}}, 0.2), 2, 0.01).seal) << "gain within 28% noise";
+  EvalResult wrong = Confirmation({{90, 100}, {90, 100}});
+  wrong.configs[1].correctness.ok = false;
+  EXPECT_FALSE(DecideSeal(wrong, 2, 0.01).seal);
+  EvalResult crashed;
+  crashed.outcome = Outcome::crash;
+  EXPECT_FALSE(DecideSeal(crashed, 0, 0.01).seal);
+}
+
+}  // namespace
+}  // namespace forgek

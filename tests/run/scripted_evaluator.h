@@ -1,0 +1,80 @@
+// A scripted stand-in for the GPU worker: times are a function of the kernel's params.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "forgek/evaluation.h"
+
+namespace forgek {
+
+// Time of a kernel in microseconds on a config, from its params (library kernels have none).
+using TimeModel = std::function<double(const KernelUnderTest& k, const std::string& config)>;
+
+class ScriptedEvaluator : public Evaluator {
+ public:
+  explicit ScriptedEvaluator(TimeModel model) : model_(std::move(model)) {}
+
+  EvalResult Evaluate(const EvalRequest& req) override {
+    requests.push_back(req);
+    EvalResult r;
+    double log_sum = 0;
+    for (const ConfigSpec& c : req.op->configs) {
+      if (!req.configs.empty() && std::find(req.configs.begin(), req.configs.end(), c.name) == req.configs.end())
+        continue;
+      ConfigResult cr;
+      cr.config = c.name;
+      double t = model_(req.candidate, c.name);
+      if (t < 0) {  // a negative time plants a wrong result
+        r.outcome = Outcome::wrong;
+        r.detail = "config " + c.name + ": 12 elements differ";
+        return r;
+      }
+      cr.correctness.ok = true;
+      cr.candidate.median_us = t;
+      cr.candidate.rel_noise = 0.005;
+      cr.incumbent.median_us = model_(req.incumbent, c.name);
+      cr.incumbent.rel_noise = 0.005;
+      cr.speedup = cr.incumbent.median_us / t;
+      cr.sol_us = 10;
+      cr.sol_pct = 100 * cr.sol_us / t;
+      log_sum += std::log(cr.speedup);
+      r.configs.push_back(cr);
+    }
+    r.geomean_speedup = std::exp(log_sum / static_cast<double>(r.configs.size()));
+    r.outcome = r.geomean_speedup > 1.02 ? Outcome::faster : Outcome::slower;
+    r.detail = r.outcome == Outcome::faster ? "faster" : "slower";
+    return r;
+  }
+  bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
+    (void)err;
+    for (const ConfigSpec& c : req.op->configs) {
+      KernelProfile p;
+      p.config = c.name;
+      KernelLaunchRecord l;
+      l.name = "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT";
+      l.grid[0] = 2;
+      l.grid[1] = 66;
+      l.block[0] = 384;
+      l.cluster[0] = 2;
+      l.cluster[1] = l.cluster[2] = 1;
+      l.registers_per_thread = 168;
+      l.dynamic_smem_bytes = 188636;
+      p.launches.push_back(l);
+      p.time_us = model_(req.kernel, c.name);
+      out->push_back(p);
+    }
+    return true;
+  }
+  std::string DeviceName() const override { return "Scripted GPU"; }
+
+  std::vector<EvalRequest> requests;
+
+ private:
+  TimeModel model_;
+};
+
+}  // namespace forgek

@@ -1,0 +1,129 @@
+// The worker on a real GPU: golden vs reference on every shipped operator, planted failures get
+// the right outcome while the worker keeps serving, and the harness's copy timing vs a cold
+// nvbench-style measurement.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "gpu_worker_util.h"
+
+namespace forgek {
+namespace {
+
+using testing::CompileKernel;
+using testing::LoadOp;
+using testing::OperatorsRoot;
+
+CompilerOptions NoCache() {
+  CompilerOptions o;
+  o.cache_dir = "";
+  o.pch_dir = "";
+  return o;
+}
+
+TEST(GpuWorker, ProbeAndCalibrateReportTheDevice) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  WorkerEvaluator ev(opts);
+  ProbeResult probe;
+  std::string err;
+  ASSERT_TRUE(ev.Probe(&probe, &err)) << err;
+  ASSERT_FALSE(probe.devices.empty());
+  EXPECT_GT(probe.devices[0].sms, 0);
+  EXPECT_GT(probe.devices[0].l2_bytes, 0);
+  EXPECT_GE(probe.driver_version, 12000);
+  DevicePeaks peaks;
+  ASSERT_TRUE(ev.Peaks(&peaks, &err)) << err;
+  std::printf("[ peaks    ] %s\n", ToJson(peaks).dump().c_str());
+  EXPECT_GT(peaks.copy_kernel_gbps, 500);
+  EXPECT_GT(peaks.bf16_tflops, 50);
+}
+
+// Every shipped operator: its reference (library call or expert kernel) agrees with its golden on
+// every config and two fresh seeds.
+TEST(GpuWorker, GoldenAgreesWithReferenceOnEveryConfigOfEveryOperator) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  Compiler compiler(NoCache());
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  WorkerEvaluator ev(opts);
+  std::vector<std::string> dirs = ListOperatorDirs(OperatorsRoot());
+  ASSERT_FALSE(dirs.empty()) << "no operators under " << OperatorsRoot();
+  for (const std::string& dir : dirs) {
+    OperatorSpec op = LoadOp(dir);
+    if (op.name.empty()) continue;
+    EvalRequest req;
+    req.op = &op;
+    req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+    req.candidate = testing::Reference(compiler, op);
+    req.time = false;
+    req.seeds = 2;
+    EvalResult r = ev.Evaluate(req);
+    EXPECT_EQ(r.outcome, Outcome::faster) << op.name << ": " << OutcomeName(r.outcome) << ": " << r.detail;
+    for (const ConfigResult& c : r.configs)
+      std::printf("[ golden   ] %s %s rel_l2 %.3g max_abs %.3g\n", op.name.c_str(), c.config.c_str(),
+                  c.correctness.rel_l2, c.correctness.max_abs);
+  }
+}
+
+struct Planted {
+  const char* file;
+  std::vector<Outcome> expected;  // any of these
+  const char* detail;             // a phrase the detail must hold ("" to skip)
+};
+
+TEST(GpuWorker, PlantedCandidatesGetTheirOutcomesAndTheWorkerKeepsServing) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  OperatorSpec op = LoadOp(OperatorsRoot() + "/softmax_fp32");
+  ASSERT_FALSE(op.name.empty());
+  Compiler compiler(NoCache());
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  opts.policy.stop.max_time_s = 0.3;
+  WorkerEvaluator ev(opts);
+  KernelUnderTest golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+  KernelUnderTest seed = CompileKernel(compiler, op.dir + "/" + op.seed, "seed");
+  KernelUnderTest reference = testing::Reference(compiler, op);
+  auto evaluate = [&](const KernelUnderTest& k) {
+    EvalRequest req;
+    req.op = &op;
+    req.golden = golden;
+    req.candidate = k;
+    req.incumbent = reference;
+    req.configs = {"65536x1024"};
+    req.deadline_s = 3;
+    return ev.Evaluate(req);
+  };
+  const std::string planted = SourceDir() + "/tests/worker/planted/";
+  const std::vector<Planted> cases = {
+      {"illegal_address.cu", {Outcome::crash}, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {"infinite_loop.cu", {Outcome::timeout}, "worker killed"},
+      {"half_output.cu", {Outcome::wrong}, "NaN"},
+      {"writes_nan.cu", {Outcome::wrong}, "NaN"},
+      {"writes_nothing.cu", {Outcome::wrong}, ""},
+      {"cached_result.cu", {Outcome::wrong}, ""},
+      {"reads_out_of_bounds.cu", {Outcome::crash, Outcome::wrong}, ""},
+  };
+  for (const Planted& p : cases) {
+    std::string path = planted + p.file;
+    if (access(path.c_str(), R_OK) != 0) path = "tests/worker/planted/" + std::string(p.file);
+    KernelUnderTest k = CompileKernel(compiler, path, p.file);
+    EvalResult r = evaluate(k);
+    bool expected = false;
+    for (Outcome o : p.expected) expected |= r.outcome == o;
+    EXPECT_TRUE(expected) << p.file << ": got " << OutcomeName(r.outcome) << ": " << r.detail;
+    EXPECT_NE(r.detail.find(p.detail), std::string::npos) << p.file << ": " << r.detail;
+    std::printf("[ planted  ] %-24s -> %-8s %.2fs %s\n", p.file, OutcomeName(r.outcome), r.wall_s,
+                r.detail.substr(0, 160).c_str());
+    // The next candidate is served (by a respawned worker after a crash or timeout).
+    EvalResult next = evaluate(seed);
+    EXPECT_TRUE(next.outcome == Outcome::faster || next.outcome == Outcome::slower)
+        << "after " << p.file << ": " << OutcomeName(next.outcome) << ": " << next.detail;
+  }
+  std::printf("[ planted  ] worker spawns: %d\n", ev.client().spawns());
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,80 @@
+// Shared by the worker's GPU tests: GPU detection through the worker, the forgek binary beside the
+// tests, operators, and compiling kernels for an evaluation.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "forgek/candidate.h"
+#include "forgek/compile.h"
+#include "forgek/operator_spec.h"
+#include "forgek/paths.h"
+#include "forgek/worker_client.h"
+#include "test_util.h"
+
+namespace forgek::testing {
+
+// The forgek binary: $FORGEK_BIN, else beside the test binary (the device runs carried copies
+// there), else the one this build made.
+inline std::string ForgekBinary() {
+  if (const char* env = std::getenv("FORGEK_BIN")) return env;
+  std::string self = SelfExecutablePath();
+  std::string sibling = self.substr(0, self.rfind('/') + 1) + "forgek";
+  if (access(sibling.c_str(), X_OK) == 0) return sibling;
+  return FORGEK_BINARY;
+}
+
+inline std::vector<std::string> WorkerCommand() { return {ForgekBinary(), "worker"}; }
+
+// Empty when the worker can open a GPU; else the worker's reason.
+inline std::string WorkerGpuMissing() {
+  WorkerEvaluatorOptions opts;
+  opts.command = WorkerCommand();
+  WorkerEvaluator evaluator(opts);
+  ProbeResult probe;
+  std::string err;
+  if (!evaluator.Probe(&probe, &err)) return err;
+  return "";
+}
+
+#define FORGEK_SKIP_WITHOUT_WORKER_GPU()                              \
+  do {                                                                \
+    const std::string why = ::forgek::testing::WorkerGpuMissing();    \
+    if (!why.empty()) GTEST_SKIP() << why;                            \
+  } while (0)
+
+inline std::string OperatorsRoot() { return FindDataDir("operators", "FORGEK_OPERATORS"); }
+
+inline OperatorSpec LoadOp(const std::string& dir) {
+  OperatorSpec op;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadOperator(dir, &op, &diags)) << FormatDiagnostics(diags);
+  return op;
+}
+
+// Compiles a candidate file with its fixed params into a KernelUnderTest.
+inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path, const std::string& label) {
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadCandidateFile(path, &c, &diags)) << FormatDiagnostics(diags);
+  ParamAssignment params;
+  for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
+  CompileRequest req;
+  req.name = path;
+  req.source = c.source;
+  req.arch = "sm90";
+  req.options = ParamDefines(params);
+  CompileResult r = compiler.CompileNow(req);
+  EXPECT_TRUE(r.ok) << path << ":\n" << r.Summary();
+  return {label, "", r.cubin, c.manifest, params};
+}
+
+inline KernelUnderTest Reference(Compiler& compiler, const OperatorSpec& op) {
+  if (!op.reference.library.empty()) return {"reference", op.reference.library, "", {}, {}};
+  return CompileKernel(compiler, op.dir + "/" + op.reference.kernel, "reference");
+}
+
+}  // namespace forgek::testing
