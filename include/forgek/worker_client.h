@@ -71,6 +71,7 @@ struct WorkerEvaluatorOptions {
   TimingPolicy policy;
   double hello_deadline_s = 60;      // start-up and probe
   double calibrate_deadline_s = 120;
+  double profile_deadline_s = 60;    // per config: timing, one traced call, counter replay
 };
 
 // The Evaluator backed by a GPU worker process: per config, correctness of the candidate against
@@ -81,6 +82,9 @@ class WorkerEvaluator : public Evaluator {
  public:
   explicit WorkerEvaluator(WorkerEvaluatorOptions opts = {});
   EvalResult Evaluate(const EvalRequest& req) override;
+  // Per config: a timing loop, CUPTI activity records and range-profiler metrics of the kernel
+  // (see ProfileCommand). Metrics CUPTI could not give are left empty with a warning.
+  bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override;
 
   // The device the worker reports (hello), starting it when needed.
   bool Probe(ProbeResult* out, std::string* err);

@@ -6,7 +6,9 @@
 //   {"id":3,"type":"prepare"}                   -> opens the CUDA context ahead of the first evaluate
 //   {"id":4,"type":"evaluate", ...}             -> EvaluateCommand: golden vs candidate on fresh
 //                                                  seeds, then interleaved timing vs the incumbent
-//   {"id":5,"type":"shutdown"}                  -> the worker replies and exits 0
+//   {"id":5,"type":"profile", ...}              -> ProfileCommand: time one kernel on one config, then
+//                                                  CUPTI activity records and range-profiler metrics
+//   {"id":6,"type":"shutdown"}                  -> the worker replies and exits 0
 // The worker answers each request with exactly one reply line
 //   {"id":N,"type":"reply","ok":true, ...fields of the reply...}
 //   {"id":N,"type":"reply","ok":false,"error":"...", ...}
@@ -23,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -149,6 +152,29 @@ struct EvaluateReply {
   int launches_per_sample = 0;  // > 1 when timed by graph replay
 };
 
+// Profiles one kernel on one config: a short timing loop, then (kept apart from it) one call
+// with CUPTI activity tracing, then one call under the range profiler.
+struct ProfileCommand {
+  WireConfig config;
+  WireKernel kernel;
+  std::vector<std::string> metrics;  // empty: RangeProfiler::DefaultMetrics()
+  uint64_t seed = 1;
+  int warmup = 3;
+  int samples = 20;  // timed calls (cold L2 each); time_us is their median
+};
+
+struct ProfileReply {
+  std::string status = "ok";  // as EvaluateReply: ok, launch_error, crash, error
+  std::string error;
+  std::string cuda_error;
+  std::vector<KernelLaunchRecord> launches;  // every launch of one call, in order
+  std::map<std::string, double> metrics;     // the whole call's (kernels aggregated)
+  std::vector<std::map<std::string, double>> kernel_metrics;  // per kernel, in launch order
+  std::string metrics_error;  // CUPTI could not give metrics (or records); the rest still holds
+  double time_us = 0;
+  TimingStats timing;
+};
+
 // Line framing. DecodeRequestLine / DecodeReplyLine accept one line (without the newline) and
 // check the envelope: a JSON object with an integer "id" and a string "type".
 std::string EncodeLine(const nlohmann::json& message);
@@ -165,6 +191,9 @@ nlohmann::json ToJson(const EvaluateCommand& v);
 nlohmann::json ToJson(const EvaluateReply& v);
 nlohmann::json ToJson(const TimingStats& v);
 nlohmann::json ToJson(const CorrectnessReport& v);
+nlohmann::json ToJson(const KernelLaunchRecord& v);
+nlohmann::json ToJson(const ProfileCommand& v);
+nlohmann::json ToJson(const ProfileReply& v);
 bool FromJson(const nlohmann::json& j, ProbeResult* out, std::string* err);
 bool FromJson(const nlohmann::json& j, DevicePeaks* out, std::string* err);
 bool FromJson(const nlohmann::json& j, WireConfig* out, std::string* err);
@@ -174,6 +203,9 @@ bool FromJson(const nlohmann::json& j, EvaluateCommand* out, std::string* err);
 bool FromJson(const nlohmann::json& j, EvaluateReply* out, std::string* err);
 bool FromJson(const nlohmann::json& j, TimingStats* out, std::string* err);
 bool FromJson(const nlohmann::json& j, CorrectnessReport* out, std::string* err);
+bool FromJson(const nlohmann::json& j, KernelLaunchRecord* out, std::string* err);
+bool FromJson(const nlohmann::json& j, ProfileCommand* out, std::string* err);
+bool FromJson(const nlohmann::json& j, ProfileReply* out, std::string* err);
 
 std::string Base64Encode(const std::string& bytes);
 bool Base64Decode(const std::string& text, std::string* bytes);

@@ -1,7 +1,7 @@
 /* forgek
 {
   "name": "attention_decode_paged_bf16_seed",
-  "mechanisms": ["cp_async", "mma_sync", "online_softmax", "split_k"],
+  "mechanisms": ["cp_async", "mma_sync", "ldmatrix", "smem_swizzle", "online_softmax", "split_k"],
   "params": {"SPLIT": 4096, "TILE": 64, "HEAD_DIM": 128},
   "let": {"splits": "CTX / SPLIT",
           "smem_bytes": "4*TILE*HEAD_DIM*2 + 16*HEAD_DIM*2"},

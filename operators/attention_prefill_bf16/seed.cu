@@ -1,7 +1,7 @@
 /* forgek
 {
   "name": "attention_prefill_bf16_seed",
-  "mechanisms": ["cp_async", "mma_sync", "online_softmax"],
+  "mechanisms": ["cp_async", "mma_sync", "ldmatrix", "smem_swizzle", "online_softmax"],
   "params": {"BM": 64, "BN": 32, "HEAD_DIM": 128, "MIN_BLOCKS": 1},
   "let": {"threads": "(BM/16)*32",
           "smem_bytes": "(BM + 4*BN)*HEAD_DIM*2"},

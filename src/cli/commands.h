@@ -20,6 +20,7 @@ void set_doctor_command(CLI::App& app, Context& ctx);
 void set_worker_command(CLI::App& app, Context& ctx);
 void set_eval_command(CLI::App& app, Context& ctx);
 void set_knowledge_command(CLI::App& app, Context& ctx);
+void set_profile_command(CLI::App& app, Context& ctx);
 
 // Every registered subcommand, in the order --help shows them.
 inline constexpr CommandSetup kCommands[] = {
@@ -29,6 +30,7 @@ inline constexpr CommandSetup kCommands[] = {
     set_ops_command,
     set_doctor_command,
     set_eval_command,
+    set_profile_command,
     set_knowledge_command,
     set_seal_command,
     set_worker_command,

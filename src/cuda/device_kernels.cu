@@ -138,17 +138,32 @@ __global__ void PoisonKernel(W* out, int64_t n, W pattern) {
 struct DeviceCompareState {
   double sum_sq_diff, sum_sq_truth;
   unsigned long long max_abs_bits;  // a non-negative double compares like its bit pattern
-  unsigned long long bad, non_finite, first_bad;
+  unsigned long long bad, non_finite, unwritten, first_bad;
   unsigned int samples;
   long long sample_index[CompareStats::kSamples];
   double sample_cand[CompareStats::kSamples], sample_truth[CompareStats::kSamples];
 };
 
+// Whether an integer candidate element still holds Poison's pattern (float poison is a NaN,
+// counted as non-finite instead).
+template <typename C>
+__device__ bool IsPoisonPattern(const C* p) {
+  if constexpr (kIsFloat<C>) {
+    return false;
+  } else if constexpr (sizeof(C) == 1) {
+    return *reinterpret_cast<const uint8_t*>(p) == 0x7F;
+  } else if constexpr (sizeof(C) == 4) {
+    return *reinterpret_cast<const uint32_t*>(p) == 0x7F7F7F7Fu;
+  } else {
+    return *reinterpret_cast<const unsigned long long*>(p) == 0x7F7F7F7F7F7F7F7Full;
+  }
+}
+
 template <typename C, typename T>
 __global__ void CompareKernel(const C* cand, const T* truth, int64_t n, double tol, bool exact,
                               DeviceCompareState* st) {
   double sq_diff = 0, sq_truth = 0, max_abs = 0;
-  unsigned long long bad = 0, non_finite = 0, first = ~0ull;
+  unsigned long long bad = 0, non_finite = 0, unwritten = 0, first = ~0ull;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     double c = LoadAsDouble(cand + i), t = LoadAsDouble(truth + i);
     double d = fabs(c - t);
@@ -163,6 +178,7 @@ __global__ void CompareKernel(const C* cand, const T* truth, int64_t n, double t
     }
     if (is_bad) {
       ++bad;
+      if (IsPoisonPattern(cand + i)) ++unwritten;
       if (static_cast<unsigned long long>(i) < first) first = i;
       unsigned slot = atomicAdd(&st->samples, 1u);
       if (slot < CompareStats::kSamples) {
@@ -178,6 +194,7 @@ __global__ void CompareKernel(const C* cand, const T* truth, int64_t n, double t
     max_abs = fmax(max_abs, __shfl_down_sync(0xffffffffu, max_abs, off));
     bad += __shfl_down_sync(0xffffffffu, bad, off);
     non_finite += __shfl_down_sync(0xffffffffu, non_finite, off);
+    unwritten += __shfl_down_sync(0xffffffffu, unwritten, off);
     first = min(first, __shfl_down_sync(0xffffffffu, first, off));
   }
   if ((threadIdx.x & 31) == 0) {
@@ -186,6 +203,7 @@ __global__ void CompareKernel(const C* cand, const T* truth, int64_t n, double t
     atomicMax(&st->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(max_abs)));
     if (bad) atomicAdd(&st->bad, bad);
     if (non_finite) atomicAdd(&st->non_finite, non_finite);
+    if (unwritten) atomicAdd(&st->unwritten, unwritten);
     if (first != ~0ull) atomicMin(&st->first_bad, first);
   }
 }
@@ -343,6 +361,7 @@ bool Compare(const void* cand, ElemType cand_type, const void* truth, ElemType t
   std::memcpy(&out->max_abs, &host.max_abs_bits, sizeof(double));
   out->bad = static_cast<int64_t>(host.bad);
   out->non_finite = static_cast<int64_t>(host.non_finite);
+  out->unwritten = static_cast<int64_t>(host.unwritten);
   out->first_bad = host.first_bad == ~0ull ? -1 : static_cast<int64_t>(host.first_bad);
   out->samples = host.samples < CompareStats::kSamples ? static_cast<int>(host.samples) : CompareStats::kSamples;
   if (out->first_bad >= 0 && out->samples == 0) out->samples = 1;

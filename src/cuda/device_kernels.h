@@ -37,6 +37,7 @@ struct CompareStats {
   double sum_sq_diff = 0, sum_sq_truth = 0, max_abs = 0;
   int64_t bad = 0;          // non-finite candidate values, or |diff| > max_abs_tol (or != when exact)
   int64_t non_finite = 0;   // NaN / Inf in the candidate
+  int64_t unwritten = 0;    // integer candidates still holding the poison pattern (and unlike the truth)
   int64_t first_bad = -1;   // smallest index of a bad element, -1 when none
   static constexpr int kSamples = 8;
   int64_t sample_index[kSamples];  // some bad elements (the first one included)

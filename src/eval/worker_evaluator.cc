@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "eval/timing_stats.h"
+#include "forgek/knowledge.h"
 #include "forgek/worker_client.h"
 
 namespace forgek {
@@ -238,6 +239,64 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
   std::string summary = fmt::format("geomean speedup {:.3f}x over {} configs", result.geomean_speedup, configs.size());
   if (result.geomean_speedup > 1 && !regressed) return finish(Outcome::faster, summary);
   return finish(Outcome::slower, summary + (regressed ? "; slower beyond noise on" + regressions : ""));
+}
+
+bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {
+  if (!req.op) return *err = "no operator given", false;
+  const OperatorSpec& op = *req.op;
+  std::vector<const ConfigSpec*> configs;
+  if (req.configs.empty()) {
+    for (const ConfigSpec& c : op.configs) configs.push_back(&c);
+  } else {
+    for (const std::string& name : req.configs) {
+      const ConfigSpec* c = op.FindConfig(name);
+      if (!c) return *err = "operator " + op.name + " has no config '" + name + "'", false;
+      configs.push_back(c);
+    }
+  }
+  // Our own cubins are disassembled once; cuobjdump may be missing (then no SASS, no failure).
+  std::string sass;
+  if (req.kernel.library.empty() && !req.kernel.cubin.empty()) {
+    std::string why;
+    if (!DisassembleCubin(req.kernel.cubin, &sass, &why)) {
+      spdlog::debug("no SASS for {}: {}", req.kernel.label, why);
+      sass.clear();
+    }
+  }
+  std::vector<KernelProfile> profiles;
+  for (const ConfigSpec* config : configs) {
+    const std::string where = "config " + config->name;
+    ProfileCommand cmd;
+    cmd.metrics = req.metrics;
+    cmd.seed = FreshSeeds(1)[0];
+    if (!MakeWireConfig(op, *config, &cmd.config, err) || !MakeWireKernel(req.kernel, op, *config, &cmd.kernel, err))
+      return false;
+    if (cmd.kernel.label.empty()) cmd.kernel.label = "kernel";
+    WorkerClient::Reply r = client_.Call("profile", ToJson(cmd), opts_.profile_deadline_s);
+    if (r.status != WorkerClient::Status::ok) return *err = where + ": " + r.detail, false;
+    ProfileReply reply;
+    if (!r.body.contains("status"))
+      return *err = where + ": worker error: " + r.body.value("error", std::string("?")), false;
+    if (!FromJson(r.body, &reply, err)) return *err = where + ": malformed worker reply: " + *err, false;
+    if (reply.status == "crash") client_.Kill();  // it exits after a sticky error; make sure
+    if (reply.status != "ok")
+      return *err = where + ": " + (reply.cuda_error.empty() ? "" : reply.cuda_error + ": ") + reply.error, false;
+    if (!reply.metrics_error.empty()) spdlog::warn("{} on {}: {}", cmd.kernel.label, config->name, reply.metrics_error);
+
+    KernelProfile p;
+    p.label = req.kernel.label;
+    p.config = config->name;
+    p.launches = std::move(reply.launches);
+    p.metrics = std::move(reply.metrics);
+    p.time_us = reply.time_us;
+    p.sass = sass;
+    if (!EvalFormula(op.flops, "flops", op, *config, &p.flops, err) ||
+        !EvalFormula(op.bytes, "bytes", op, *config, &p.bytes, err))
+      return false;
+    profiles.push_back(std::move(p));
+  }
+  *out = std::move(profiles);
+  return true;
 }
 
 }  // namespace forgek

@@ -337,7 +337,12 @@ json ToJson(const WireConfig& c) {
     scalars.push_back({{"name", s.name}, {"dtype", DTypeName(s.dtype)}, {"value", s.value}});
   const Tolerance& t = c.tolerance;
   return {{"op", c.op}, {"name", c.name}, {"values", c.values}, {"tensors", tensors}, {"scalars", scalars},
-          {"tolerance", {{"rel_l2", t.rel_l2}, {"max_abs", t.max_abs}, {"exact", t.exact}, {"check", t.check}}}};
+          {"tolerance",
+           {{"rel_l2", t.rel_l2},
+            {"max_abs", t.max_abs},
+            {"exact", t.exact},
+            {"check", t.check},
+            {"max_mismatch_fraction", t.max_mismatch_fraction}}}};
 }
 
 bool FromJson(const json& j, WireConfig* out, std::string* err) {
@@ -382,6 +387,7 @@ bool FromJson(const json& j, WireConfig* out, std::string* err) {
     t.Get("max_abs", &c.tolerance.max_abs, false);
     t.Get("exact", &c.tolerance.exact, false);
     t.Get("check", &c.tolerance.check, false);
+    t.Get("max_mismatch_fraction", &c.tolerance.max_mismatch_fraction, false);
     if (!t.ok()) return false;
   }
   *out = std::move(c);
@@ -583,6 +589,97 @@ bool Base64Decode(const std::string& text, std::string* bytes) {
   }
   *bytes = std::move(out);
   return true;
+}
+
+json ToJson(const KernelLaunchRecord& k) {
+  return {{"name", k.name},
+          {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+          {"block", {k.block[0], k.block[1], k.block[2]}},
+          {"cluster", {k.cluster[0], k.cluster[1], k.cluster[2]}},
+          {"registers_per_thread", k.registers_per_thread},
+          {"static_smem_bytes", k.static_smem_bytes},
+          {"dynamic_smem_bytes", k.dynamic_smem_bytes},
+          {"local_memory_per_thread", k.local_memory_per_thread},
+          {"duration_us", k.duration_us}};
+}
+
+bool FromJson(const json& j, KernelLaunchRecord* out, std::string* err) {
+  Reader r(j, "", err);
+  KernelLaunchRecord k;
+  std::vector<int64_t> grid, block, cluster;
+  r.Get("name", &k.name);
+  r.Get("grid", &grid);
+  r.Get("block", &block);
+  r.Get("cluster", &cluster, false);
+  r.Get("registers_per_thread", &k.registers_per_thread, false);
+  r.Get("static_smem_bytes", &k.static_smem_bytes, false);
+  r.Get("dynamic_smem_bytes", &k.dynamic_smem_bytes, false);
+  r.Get("local_memory_per_thread", &k.local_memory_per_thread, false);
+  r.Get("duration_us", &k.duration_us, false);
+  auto dims = [&r](const char* key, const std::vector<int64_t>& v, int64_t* out3, bool required) {
+    if (!r.ok() || (v.empty() && !required)) return;
+    if (v.size() != 3) return r.Fail(key, "expected 3 numbers (x, y, z)");
+    for (int i = 0; i < 3; ++i) out3[i] = v[static_cast<size_t>(i)];
+  };
+  dims("grid", grid, k.grid, true);
+  dims("block", block, k.block, true);
+  dims("cluster", cluster, k.cluster, false);
+  if (r.ok()) *out = std::move(k);
+  return r.ok();
+}
+
+json ToJson(const ProfileCommand& c) {
+  return {{"config", ToJson(c.config)}, {"kernel", ToJson(c.kernel)}, {"metrics", c.metrics},
+          {"seed", c.seed},             {"warmup", c.warmup},         {"samples", c.samples}};
+}
+
+bool FromJson(const json& j, ProfileCommand* out, std::string* err) {
+  Reader r(j, "", err);
+  ProfileCommand c;
+  r.Object("config", &c.config);
+  r.Object("kernel", &c.kernel);
+  r.Get("metrics", &c.metrics, false);
+  r.Get("seed", &c.seed, false);
+  r.Get("warmup", &c.warmup, false);
+  r.Get("samples", &c.samples, false);
+  if (r.ok() && c.samples < 1) r.Fail("samples", "at least one timed call is needed");
+  if (r.ok() && c.warmup < 0) r.Fail("warmup", "must not be negative");
+  if (r.ok()) *out = std::move(c);
+  return r.ok();
+}
+
+json ToJson(const ProfileReply& p) {
+  json launches = json::array();
+  for (const KernelLaunchRecord& k : p.launches) launches.push_back(ToJson(k));
+  json j = {{"status", p.status},   {"launches", launches}, {"metrics", p.metrics},
+            {"kernel_metrics", p.kernel_metrics}, {"time_us", p.time_us}, {"timing", ToJson(p.timing)}};
+  if (!p.error.empty()) j["error"] = p.error;
+  if (!p.cuda_error.empty()) j["cuda_error"] = p.cuda_error;
+  if (!p.metrics_error.empty()) j["metrics_error"] = p.metrics_error;
+  return j;
+}
+
+bool FromJson(const json& j, ProfileReply* out, std::string* err) {
+  Reader r(j, "", err);
+  ProfileReply p;
+  r.Get("status", &p.status);
+  r.Get("error", &p.error, false);
+  r.Get("cuda_error", &p.cuda_error, false);
+  r.Get("metrics", &p.metrics, false);
+  r.Get("kernel_metrics", &p.kernel_metrics, false);
+  r.Get("metrics_error", &p.metrics_error, false);
+  r.Get("time_us", &p.time_us, false);
+  r.Object("timing", &p.timing, false);
+  const json& launches = j.is_object() ? j.value("launches", json::array()) : json::array();
+  if (r.ok() && !launches.is_array()) r.Fail("launches", "expected an array");
+  for (size_t i = 0; r.ok() && i < launches.size(); ++i) {
+    KernelLaunchRecord k;
+    std::string inner;
+    if (!FromJson(launches[i], &k, &inner)) r.Fail("launches[" + std::to_string(i) + "]", inner);
+    else p.launches.push_back(std::move(k));
+  }
+  if (r.ok()) *out = std::move(p);
+  return r.ok();
 }
 
 }  // namespace forgek

@@ -164,6 +164,17 @@ TensorBindings ConfigBuffers::CandidateBindings(int copy) const {
   return m;
 }
 
+int64_t AllowedMismatches(int64_t elements, double fraction) {
+  if (!(fraction > 0) || elements <= 0) return 0;
+  return static_cast<int64_t>(std::floor(fraction * static_cast<double>(elements)));
+}
+
+bool ExactMismatchesPass(int64_t mismatches, int64_t non_finite, int64_t unwritten, int64_t elements,
+                         double fraction) {
+  if (non_finite > 0 || unwritten > 0) return false;
+  return mismatches <= AllowedMismatches(elements, fraction);
+}
+
 bool ConfigBuffers::Check(int copy, CorrectnessReport* report, GpuError* err) {
   const Tolerance& tol = config_->tolerance;
   bool all_ok = true;
@@ -182,7 +193,8 @@ bool ConfigBuffers::Check(int copy, CorrectnessReport* report, GpuError* err) {
     double rel_l2 = s.sum_sq_truth > 0 ? std::sqrt(s.sum_sq_diff / s.sum_sq_truth) : std::sqrt(s.sum_sq_diff);
     if (s.non_finite > 0) rel_l2 = INFINITY;
     bool rel_ok = exact || tol.rel_l2 <= 0 || rel_l2 <= tol.rel_l2;
-    bool ok = s.bad == 0 && rel_ok;
+    bool ok = rel_ok && (s.bad == 0 || (exact && ExactMismatchesPass(s.bad, s.non_finite, s.unwritten,
+                                                                      b.spec.elements(), tol.max_mismatch_fraction)));
     report->rel_l2 = std::max(report->rel_l2, rel_l2);
     report->max_abs = std::max(report->max_abs, s.max_abs);
     report->bad_elements += s.bad;
@@ -194,7 +206,9 @@ bool ConfigBuffers::Check(int copy, CorrectnessReport* report, GpuError* err) {
                           b.spec.elements());
     if (!rel_ok) line += " rel_l2 " + Num(rel_l2) + " > " + Num(tol.rel_l2) + ";";
     if (s.bad > s.non_finite)
-      line += exact ? fmt::format(" {} elements differ (exact comparison);", s.bad - s.non_finite)
+      line += exact ? fmt::format(" {} elements differ (exact comparison, {} allowed{});", s.bad - s.non_finite,
+                                  AllowedMismatches(b.spec.elements(), tol.max_mismatch_fraction),
+                                  s.unwritten > 0 ? fmt::format(", {} never written", s.unwritten) : "")
                     : fmt::format(" {} elements off by more than max_abs {} (worst {});", s.bad - s.non_finite,
                                   Num(tol.max_abs), Num(s.max_abs));
     if (s.samples > 0) {

@@ -52,6 +52,13 @@ class ConfigBuffers {
   std::vector<TensorBuffers> tensors_;
 };
 
+// The decision for an exact output under tolerance.max_mismatch_fraction: it passes when at most
+// floor(fraction * elements) elements differ and none of them is NaN/Inf or still poisoned
+// (never written). `mismatches` counts every differing element, those included.
+bool ExactMismatchesPass(int64_t mismatches, int64_t non_finite, int64_t unwritten, int64_t elements,
+                         double fraction);
+int64_t AllowedMismatches(int64_t elements, double fraction);
+
 // "C[3, 17]" for flat index 3*N+17 of a tensor of shape [M, N].
 std::string FormatIndex(const std::string& name, const std::vector<int64_t>& shape, int64_t flat);
 

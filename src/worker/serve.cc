@@ -6,6 +6,7 @@
 
 #include "worker/evaluate.h"
 #include "worker/gpu_context.h"
+#include "worker/profile.h"
 #include "worker/worker.h"
 
 namespace forgek::worker {
@@ -65,9 +66,9 @@ int Serve(std::FILE* in, std::FILE* out) {
       Send(out, j);
       continue;
     }
-    if (type != "evaluate" && type != "prepare") {
+    if (type != "evaluate" && type != "prepare" && type != "profile") {
       nlohmann::json j = Reply(id, false);
-      j["error"] = "unknown request type '" + type + "' (hello, calibrate, prepare, evaluate, shutdown)";
+      j["error"] = "unknown request type '" + type + "' (hello, calibrate, prepare, evaluate, profile, shutdown)";
       Send(out, j);
       continue;
     }
@@ -87,15 +88,28 @@ int Serve(std::FILE* in, std::FILE* out) {
       Send(out, Reply(id, true));
       continue;
     }
+    auto progress = [&](const std::string& step, double budget_s) {
+      Send(out, {{"id", id}, {"type", "progress"}, {"step", step}, {"budget_s", budget_s}});
+    };
+    if (type == "profile") {
+      ProfileCommand profile_cmd;
+      ProfileReply reply;
+      if (!FromJson(request, &profile_cmd, &err)) reply.status = "error", reply.error = "bad profile request: " + err;
+      else reply = Profile(&gpu, profile_cmd, progress);
+      nlohmann::json j = ToJson(reply);
+      j["id"] = id;
+      j["type"] = "reply";
+      j["ok"] = reply.status == "ok";
+      Send(out, j);
+      if (reply.status == "crash") return 3;
+      continue;
+    }
     if (!FromJson(request, &cmd, &err)) {
       nlohmann::json j = Reply(id, false);
       j["error"] = "bad evaluate request: " + err;
       Send(out, j);
       continue;
     }
-    auto progress = [&](const std::string& step, double budget_s) {
-      Send(out, {{"id", id}, {"type", "progress"}, {"step", step}, {"budget_s", budget_s}});
-    };
     EvaluateReply reply = Evaluate(&gpu, cmd, progress);
     nlohmann::json j = ToJson(reply);
     j["id"] = id;

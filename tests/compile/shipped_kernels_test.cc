@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <cstdint>
 
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
+#include "forgek/operator_spec.h"
 
 namespace forgek {
 namespace {
@@ -30,7 +32,7 @@ std::vector<std::string> ShippedKernelFiles() {
 
 // One instance of a file: its -D options and the manifest's kernel names.
 struct Instance {
-  std::string label;  // "first values" / "last values"
+  std::string label;  // "first valid params" / "last valid params"
   std::vector<std::string> defines;
   std::future<CompileResult> result;
 };
@@ -42,11 +44,54 @@ struct FileJob {
   std::vector<Instance> instances;
 };
 
-ParamAssignment Pick(const CandidateManifest& m, bool last) {
-  ParamAssignment a;
-  for (const ParamSpec& p : m.params)
-    if (!p.values.empty()) a[p.name] = last ? p.values.back() : p.values.front();
-  return a;
+// The operator a kernel file belongs to: operators/<name>/... -> operators/<name>.
+bool LoadOwningOperator(const std::string& rel, OperatorSpec* op, std::string* err) {
+  std::string name = fs::path(rel).begin()->string();
+  Diagnostics diags;
+  if (!LoadOperator(kOperatorsDir + "/" + name, op, &diags)) {
+    *err = FormatDiagnostics(diags);
+    return false;
+  }
+  return true;
+}
+
+// An instance is worth compiling when its constraints hold for at least one config (compiling
+// does not depend on the config; an instance no config accepts is never launched).
+bool ValidSomewhere(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& a) {
+  for (const ConfigSpec& c : op.configs) {
+    std::string why;
+    if (ConstraintsHold(m, a, c.values, &why)) return true;
+  }
+  return false;
+}
+
+// The first and last valid instances in domain order (params in file order, the last one
+// varying fastest); a file without domains has exactly one instance.
+std::vector<std::pair<std::string, ParamAssignment>> Picks(const CandidateManifest& m, const OperatorSpec& op) {
+  uint64_t total = 1;
+  for (const ParamSpec& p : m.params) total *= std::max<size_t>(1, p.values.size());
+  total = std::min<uint64_t>(total, 200000);
+  auto at = [&](uint64_t index) {
+    ParamAssignment a;
+    for (auto it = m.params.rbegin(); it != m.params.rend(); ++it) {
+      if (it->values.empty()) continue;
+      a[it->name] = it->values[index % it->values.size()];
+      index /= it->values.size();
+    }
+    return a;
+  };
+  std::vector<std::pair<std::string, ParamAssignment>> picks;
+  for (uint64_t i = 0; i < total; ++i)
+    if (ValidSomewhere(m, op, at(i))) {
+      picks.push_back({"first valid params", at(i)});
+      break;
+    }
+  for (uint64_t i = total; i-- > 0;)
+    if (ValidSomewhere(m, op, at(i))) {
+      if (picks.empty() || picks.front().second != at(i)) picks.push_back({"last valid params", at(i)});
+      break;
+    }
+  return picks;
 }
 
 class ShippedKernel : public ::testing::TestWithParam<std::string> {
@@ -73,15 +118,16 @@ class ShippedKernel : public ::testing::TestWithParam<std::string> {
       job.load_error = FormatDiagnostics(diags);
       return;
     }
+    OperatorSpec op;
+    if (!LoadOwningOperator(rel, &op, &job.load_error)) return;
     job.loaded = true;
     for (const LaunchSpec& l : cand.manifest.launches) job.launched_kernels.push_back(l.kernel);
-    // A family compiles with the first value of every param; the last values too when they
-    // differ and satisfy the constraints that name no config param.
-    ParamAssignment first = Pick(cand.manifest, false), last = Pick(cand.manifest, true);
-    std::vector<std::pair<std::string, ParamAssignment>> picks = {{"first param values", first}};
-    std::string why;
-    if (last != first && ConstraintsHold(cand.manifest, last, Bindings{}, &why))
-      picks.push_back({"last param values", last});
+    std::vector<std::pair<std::string, ParamAssignment>> picks = Picks(cand.manifest, op);
+    if (picks.empty()) {
+      job.loaded = false;
+      job.load_error = "no param assignment satisfies the constraints under any config";
+      return;
+    }
     for (auto& [label, params] : picks) {
       CompileRequest req;
       req.name = fs::path(rel).filename().string();

@@ -12,11 +12,11 @@ namespace {
 
 // A fake worker that answers every request with {"id":N,"type":"reply","ok":true,"echo":TYPE}.
 const char* kEchoWorker =
-    R"(while IFS= read -r line; do
+    R"sh(while IFS= read -r line; do
          id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9-]*\).*/\1/')
          type=$(printf '%s' "$line" | sed 's/.*"type":"\([a-z]*\)".*/\1/')
          printf '{"id":%s,"type":"reply","ok":true,"echo":"%s"}\n' "$id" "$type"
-       done)";
+       done)sh";
 
 std::vector<std::string> Sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
 
@@ -44,19 +44,19 @@ TEST(WorkerClient, WorkerThatNeverRepliesIsKilledAtTheDeadline) {
 
 TEST(WorkerClient, ProgressLinesExtendTheDeadlineByTheirBudget) {
   // Announces a 2 s step, takes 1 s, then replies: within deadline 0.5 + budget 2.
-  WorkerClient client(Sh(R"(read -r line
+  WorkerClient client(Sh(R"sh(read -r line
     printf '{"id":1,"type":"progress","step":"timing","budget_s":2}\n'
     sleep 1
     printf '{"id":1,"type":"reply","ok":true}\n'
-    sleep 30)"));
+    sleep 30)sh"));
   WorkerClient::Reply r = client.Call("evaluate", {}, 0.5);
   EXPECT_EQ(r.status, WorkerClient::Status::ok) << r.detail;
 }
 
 TEST(WorkerClient, StepOverrunNamesTheStep) {
-  WorkerClient client(Sh(R"(read -r line
+  WorkerClient client(Sh(R"sh(read -r line
     printf '{"id":1,"type":"progress","step":"candidate seed 1","budget_s":0}\n'
-    sleep 30)"));
+    sleep 30)sh"));
   WorkerClient::Reply r = client.Call("evaluate", {}, 0.3);
   EXPECT_EQ(r.status, WorkerClient::Status::timeout);
   EXPECT_NE(r.detail.find("candidate seed 1"), std::string::npos) << r.detail;
@@ -72,11 +72,11 @@ TEST(WorkerClient, WorkerThatExitsMidRequestIsReportedDeadWithItsStderr) {
 }
 
 TEST(WorkerClient, MalformedAndStrayLinesAreSkipped) {
-  WorkerClient client(Sh(R"(read -r line
+  WorkerClient client(Sh(R"sh(read -r line
     echo 'this is not json'
     printf '{"id":99,"type":"reply","ok":true}\n'
     printf '{"id":1,"type":"reply","ok":true,"good":1}\n'
-    sleep 30)"));
+    sleep 30)sh"));
   WorkerClient::Reply r = client.Call("hello", {}, 5);
   ASSERT_EQ(r.status, WorkerClient::Status::ok) << r.detail;
   EXPECT_EQ(r.body["good"], 1);

@@ -11,16 +11,16 @@ namespace {
 
 // A fake worker: answers hello and calibrate, and every evaluate with `evaluate_fields`.
 std::vector<std::string> FakeWorker(const std::string& evaluate_fields, const std::string& on_evaluate = "") {
-  std::string script = R"(while IFS= read -r line; do
+  std::string script = R"sh(while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9-]*\).*/\1/')
   type=$(printf '%s' "$line" | sed 's/.*"type":"\([a-z]*\)".*/\1/')
   case "$type" in
     hello) printf '{"id":%s,"type":"reply","ok":true,"driver_version":13000,"devices":[]}\n' "$id" ;;
     calibrate) printf '{"id":%s,"type":"reply","ok":true,"peaks":{"copy_kernel_gbps":4000,"tf32_tflops":400}}\n' "$id" ;;
-    evaluate) )" + on_evaluate + R"( printf '{"id":%s,"type":"reply",%s}\n' "$id" ')" + evaluate_fields + R"(' ;;
+    evaluate) )sh" + on_evaluate + R"sh( printf '{"id":%s,"type":"reply",%s}\n' "$id" ')sh" + evaluate_fields + R"sh(' ;;
     *) printf '{"id":%s,"type":"reply","ok":true}\n' "$id" ;;
   esac
-done)";
+done)sh";
   return {"/bin/sh", "-c", script};
 }
 
@@ -75,9 +75,9 @@ class WorkerEvaluatorTest : public ::testing::Test {
 };
 
 const char* kTimed =
-    R"("ok":true,"status":"ok","correctness":{"ok":true,"rel_l2":1e-9,"max_abs":0},"timed":true,)"
-    R"("candidate_timing":{"median_us":%s,"rel_noise":0.01,"samples":30},)"
-    R"("incumbent_timing":{"median_us":12,"rel_noise":0.01,"samples":30})";
+    R"sh("ok":true,"status":"ok","correctness":{"ok":true,"rel_l2":1e-9,"max_abs":0},"timed":true,)sh"
+    R"sh("candidate_timing":{"median_us":%s,"rel_noise":0.01,"samples":30},)sh"
+    R"sh("incumbent_timing":{"median_us":12,"rel_noise":0.01,"samples":30})sh";
 
 std::string Timed(const std::string& median) {
   std::string s = kTimed;
@@ -112,7 +112,7 @@ TEST_F(WorkerEvaluatorTest, FasterThanSpeedOfLightIsWrong) {
 
 TEST_F(WorkerEvaluatorTest, StickyErrorIsACrashNamingTheCudaError) {
   WorkerEvaluator ev(Opts(FakeWorker(
-      R"("ok":false,"status":"crash","cuda_error":"CUDA_ERROR_ILLEGAL_ADDRESS","failed_kernel":"candidate","error":"candidate: an illegal memory access")",
+      R"sh("ok":false,"status":"crash","cuda_error":"CUDA_ERROR_ILLEGAL_ADDRESS","failed_kernel":"candidate","error":"candidate: an illegal memory access")sh",
       "")));
   EvalResult r = Run(ev);
   EXPECT_EQ(r.outcome, Outcome::crash);
@@ -122,7 +122,7 @@ TEST_F(WorkerEvaluatorTest, StickyErrorIsACrashNamingTheCudaError) {
 
 TEST_F(WorkerEvaluatorTest, WrongCarriesTheMismatchReport) {
   WorkerEvaluator ev(Opts(FakeWorker(
-      R"("ok":true,"status":"ok","correctness":{"ok":false,"rel_l2":1,"bad_elements":512,"detail":"y: 512 of 1024 elements are NaN/Inf"}})")));
+      R"sh("ok":true,"status":"ok","correctness":{"ok":false,"rel_l2":1,"bad_elements":512,"detail":"y: 512 of 1024 elements are NaN/Inf"})sh")));
   EvalResult r = Run(ev);
   EXPECT_EQ(r.outcome, Outcome::wrong);
   EXPECT_NE(r.detail.find("512 of 1024"), std::string::npos) << r.detail;
@@ -131,7 +131,7 @@ TEST_F(WorkerEvaluatorTest, WrongCarriesTheMismatchReport) {
 }
 
 TEST_F(WorkerEvaluatorTest, FailedAuditIsWrong) {
-  std::string fields = Timed("10") + R"(,"audit_ok":false,"audit_detail":"timed sample 3: y: 1024 NaN")";
+  std::string fields = Timed("10") + R"sh(,"audit_ok":false,"audit_detail":"timed sample 3: y: 1024 NaN")sh";
   WorkerEvaluator ev(Opts(FakeWorker(fields)));
   EvalResult r = Run(ev);
   EXPECT_EQ(r.outcome, Outcome::wrong);
