@@ -36,11 +36,11 @@ struct RunServices {
   Agent* agent = nullptr;
   Compiler* compiler = nullptr;
   Evaluator* evaluator = nullptr;  // null with compile_only
+  Store* store = nullptr;          // null: nothing recorded, nothing learned across runs
   // Evaluators on further GPUs of the host: candidates go to whichever evaluator is free; each
   // times its candidate against the incumbent on its own GPU. The first evaluator also does
   // the incumbent's analysis and the sealing confirmation.
   std::vector<Evaluator*> more_evaluators;
-  Store* store = nullptr;          // null: nothing recorded, nothing learned across runs
   std::function<bool()> stop_requested;               // Ctrl-C: finish the current evaluation, then stop
   std::function<void(const std::string&)> progress;   // one status line (live or logged)
   std::function<void(const std::string&)> run_started;  // the run's id, once it is recorded

@@ -143,8 +143,11 @@ TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
 
   ctx.max_candidates = 30;
   ASSERT_TRUE(agent.Propose(ctx, &out, &err));
-  for (const Proposal& p : out)
-    if (p.family == "families/plain.cu") EXPECT_NE(p.params.at("BLOCK"), 64) << "refuted setting proposed";
+  for (const Proposal& p : out) {
+    if (p.family == "families/plain.cu") {
+      EXPECT_NE(p.params.at("BLOCK"), 64) << "refuted setting proposed";
+    }
+  }
 }
 
 TEST(BuiltinAgent, SameSeedSameProposals) {

@@ -14,7 +14,7 @@ namespace forgek {
 namespace {
 
 // A family whose TILE param makes it faster, one that never compiles, one with a wrong instance.
-const char* kFastFamily = R"(/* forgek
+const char* kFastFamily = R"CU(/* forgek
 { "name": "tiled", "mechanisms": ["vector_16B"],
   "params": {"TILE": [1, 2, 4, 8], "UNROLL": [1, 2]},
   "launches": [{"kernel": "scale", "grid": ["ceil_div(N, 256)"], "block": [256], "args": ["x", "y", "N"]}] }
@@ -23,21 +23,21 @@ extern "C" __global__ void scale(const float* x, float* y, int N) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) y[i] = x[i] * TILE * UNROLL;
 }
-)";
-const char* kGolden = R"(/* forgek
+)CU";
+const char* kGolden = R"CU(/* forgek
 { "name": "golden", "launches": [{"kernel": "golden", "grid": ["ceil_div(N, 128)"], "block": [128], "args": ["x", "y", "N"]}] }
 */
 extern "C" __global__ void golden(const float* x, float* y, int N) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < N) y[i] = x[i];
 }
-)";
-const char* kBrokenFamily = R"(/* forgek
+)CU";
+const char* kBrokenFamily = R"CU(/* forgek
 { "name": "broken", "mechanisms": ["warp_shuffle_reduction"], "params": {"W": [1, 2]},
   "launches": [{"kernel": "broken", "grid": [1], "block": [32], "args": ["x", "y", "N"]}] }
 */
 extern "C" __global__ void broken(const float* x, float* y, int N) { y[0] = x[0] + undeclared_name; }
-)";
+)CU";
 
 struct LoopFixture {
   TempDir dir;

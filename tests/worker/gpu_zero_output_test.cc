@@ -16,8 +16,8 @@ std::string ZeroCandidate(const OperatorSpec& op) {
     std::string bytes = std::to_string(DTypeBytes(t.dtype));
     for (const std::string& dim : t.shape) bytes += "*(" + dim + ")";
     if (!launches.empty()) launches += ",\n";
-    launches += R"(    {"kernel": "zero_bytes", "grid": ["ceil_div()" + bytes + R"(, 4096)"], "block": [256], )" +
-                R"("args": [")" + t.name + R"(", "i64:)" + bytes + R"("]})";
+    launches += "    {\"kernel\": \"zero_bytes\", \"grid\": [\"ceil_div(" + bytes + ", 4096)\"], \"block\": [256], " +
+                "\"args\": [\"" + t.name + "\", \"i64:" + bytes + "\"]}";
   }
   return "/* forgek\n{ \"name\": \"zeros\", \"launches\": [\n" + launches + "\n  ] }\n*/\n" + R"(
 // Each block clears one 4096-byte chunk.
