@@ -9,6 +9,8 @@ bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
 mkdir -p "$out"
 export FORGEK_BIN="$PWD/$bin/forgek"
+# Test binaries link cpp-httplib (the LLM tests' loopback server); its library travels in BIN_DIR.
+export LD_LIBRARY_PATH="$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FORGEK_OPERATORS="$PWD/operators"
 export XDG_CACHE_HOME="$PWD/$out/cache"
 

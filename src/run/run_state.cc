@@ -49,6 +49,19 @@ bool RunState::Begin(std::string* err) {
   summary_->arch = opts_.arch;
   summary_->agent = services_.agent->Name();
   families_ = LoadFamilies(op_);
+  if (families_.empty() && !op_.seed.empty()) {
+    // An operator without families still gets a search of one: its seed (fixed params), so a run
+    // measures and analyses it against the incumbent and can seal it when it wins.
+    Candidate seed;
+    Diagnostics diags;
+    std::string path = (std::filesystem::path(op_.dir) / op_.seed).string();
+    if (LoadCandidateFile(path, &seed, &diags)) {
+      spdlog::info("{} declares no families: the seed {} is the only candidate", op_.name, op_.seed);
+      families_.push_back(std::move(seed));
+    } else {
+      spdlog::warn("seed {} skipped: {}", op_.seed, FormatDiagnostics(diags));
+    }
+  }
 
   Diagnostics kb_diags;
   std::string kb_dir = KnowledgeDir();
