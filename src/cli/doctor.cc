@@ -20,6 +20,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/gpu_session.h"
+#include "forgek/store.h"
 #include "forgek/compile.h"
 #include "forgek/paths.h"
 #include "forgek/worker_protocol.h"
@@ -412,6 +414,32 @@ Check CheckCalibration(nlohmann::json* peaks_json) {
   return c;
 }
 
+// Keeps the measured peaks per device in the store: every later run takes its SOL bounds from them.
+Check StoreCalibration(const Context& ctx, const nlohmann::json& probe_json, const nlohmann::json& peaks_json) {
+  Check c{"store calibration"};
+  ProbeResult probe;
+  DevicePeaks peaks;
+  std::string err;
+  if (!FromJson(probe_json, &probe, &err) || probe.devices.empty()) {
+    c.detail = "no device from the probe to store the peaks for" + (err.empty() ? "" : ": " + err);
+    return c;
+  }
+  if (!FromJson(peaks_json, &peaks, &err)) {
+    c.detail = "peaks unreadable: " + err;
+    return c;
+  }
+  peaks.source = "calibrated";
+  Store store;
+  if (!store.Open(StorePath(ctx), &err, StoreMode::create) ||
+      !store.UpsertDevice(DeviceFromProbe(probe, ctx.arch, peaks), &err)) {
+    c.detail = err;
+    return c;
+  }
+  c.ok = true;
+  c.detail = "peaks of " + probe.devices.front().name + " stored in " + store.path();
+  return c;
+}
+
 struct DoctorFlags {
   bool no_gpu = false;
   bool calibrate = false;
@@ -423,7 +451,10 @@ void RunDoctor(const Context& ctx, const DoctorFlags& flags, int* exit_code) {
                                CheckLlm()};
   nlohmann::json probe_json, peaks_json;
   if (!flags.no_gpu) checks.push_back(CheckGpu(ctx.arch, &probe_json));
-  if (flags.calibrate) checks.push_back(CheckCalibration(&peaks_json));
+  if (flags.calibrate) {
+    checks.push_back(CheckCalibration(&peaks_json));
+    if (checks.back().ok) checks.push_back(StoreCalibration(ctx, probe_json, peaks_json));
+  }
 
   int failed = 0;
   for (const Check& c : checks) failed += c.ok ? 0 : 1;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 
 #include "forgek/builtin_agent.h"
 #include "forgek/store.h"
@@ -203,6 +204,36 @@ TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   opts.compile_only = false;
   EXPECT_FALSE(RunOptimisation(fx.op, opts, services, &s, &err));
   EXPECT_NE(err.find("--compile-only"), std::string::npos) << err;
+}
+
+TEST(RunLoop, SeveralGpusShareTheBatchAndEachTimesAgainstItsOwnIncumbent) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator gpu0(Model), gpu1(Model), gpu2(Model);
+  BuiltinAgent agent({.seed = 9});
+  RunServices services{&agent, &compiler, &gpu0, &store};
+  services.more_evaluators = {&gpu1, &gpu2};
+  RunOptions opts;
+  opts.iterations = 12;
+  opts.batch = 6;
+  RunSummary s;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.attempts, 12);
+  std::vector<AttemptRecord> attempts;
+  ASSERT_TRUE(store.ListAttempts(s.run_id, &attempts, &err)) << err;
+  EXPECT_EQ(attempts.size(), 12u);
+  std::set<int> iterations;
+  for (const AttemptRecord& a : attempts) iterations.insert(a.iteration);
+  EXPECT_EQ(iterations.size(), 12u) << "every attempt is recorded once, with its own iteration";
+  // Candidates went to more than one GPU; every request carried the incumbent with it, so each
+  // GPU timed the candidate against the incumbent itself.
+  size_t candidates1 = gpu1.requests.size() + gpu2.requests.size();
+  EXPECT_GT(candidates1, 0u) << "the extra GPUs evaluated nothing";
+  for (ScriptedEvaluator* g : {&gpu0, &gpu1, &gpu2})
+    for (const EvalRequest& r : g->requests) EXPECT_EQ(r.incumbent.library, "scripted.reference");
 }
 
 EvalResult Confirmation(std::vector<std::pair<double, double>> cand_inc, double noise = 0.005) {
