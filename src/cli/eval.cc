@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "run/incumbent.h"
+#include "forgek/store.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
 #include "forgek/operator_spec.h"
@@ -157,9 +159,6 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
 }
 
 void RunEval(Context& ctx, const EvalArgs& a) {
-  if (a.against == "seal")
-    throw Failure("--against seal: no seal yet for this operator (the seal store is not available in this build); "
-                  "use --against reference");
   std::string dir, err;
   if (!ResolveOperator(OperatorsDir(ctx), a.op, &dir, &err)) throw Failure(err);
   OperatorSpec op;
@@ -170,6 +169,17 @@ void RunEval(Context& ctx, const EvalArgs& a) {
   Candidate cand = LoadKernelFile(a.kernel);
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
   ParamAssignment params = ParseParams(a.params, cand.manifest, a.kernel);
+  // --against seal: the newest seal of (operator, arch) is the incumbent; checked before the GPU.
+  Store store;
+  if (a.against == "seal") {
+    if (!store.Open(StorePath(ctx), &err, StoreMode::read_only)) throw Failure(err);
+    SealRecord seal;
+    bool found = false;
+    if (!store.LatestSeal(op.name, ctx.arch, &seal, &found, &err)) throw Failure(err);
+    if (!found)
+      throw Failure("--against seal: the store " + store.path() + " holds no seal of " + op.name + " on " + ctx.arch +
+                    "; use --against reference");
+  }
 
   WorkerEvaluator evaluator;
   ProbeResult probe;
@@ -190,6 +200,14 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     throw;
   }
   warm_up.wait();
+  if (a.against == "seal") {
+    CompilerOptions copts;
+    copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+    Compiler compiler(copts);
+    Incumbent seal;
+    if (!PickIncumbent(op, ctx.arch, &store, compiler, &seal, &err)) throw Failure(err);
+    k.incumbent = seal.kernel;
+  }
   EvalResult result;
   if (!k.candidate_result.ok) {
     result.outcome = Outcome::compile_error;
@@ -212,7 +230,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::string title = fmt::format("{} / {} vs {} on {} (compile {:.2f} s, evaluate {:.2f} s)", op.name, a.kernel,
-                                    k.incumbent.library.empty() ? op.reference.kernel : k.incumbent.library,
+                                    a.against == "seal" ? k.incumbent.label : k.incumbent.library.empty() ? op.reference.kernel : k.incumbent.library,
                                     probe.devices.empty() ? "?" : probe.devices[0].name, k.seconds, result.wall_s);
     std::printf("%s", ResultText(result, title).c_str());
   }

@@ -2,6 +2,10 @@
 // full evaluation of the softmax seed over its three configs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "forgek/store.h"
+
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -69,11 +73,20 @@ TEST(CliEval, WithoutAGpuExitsOneWithOneLineReason) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-TEST(CliEval, AgainstSealIsNotAvailableYet) {
-  CommandResult r = RunForgek({"--operators", Operators(), "eval", "--op", "softmax_fp32", "--kernel", SoftmaxSeed(),
-                               "--against", "seal"});
+TEST(CliEval, AgainstSealNeedsASealInTheStore) {
+  TempDir dir;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+  store.Close();
+  CommandResult r = RunForgek({"--store", dir.file("store.db"), "--operators", Operators(), "eval", "--op",
+                               "softmax_fp32", "--kernel", SoftmaxSeed(), "--against", "seal"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no seal yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("holds no seal of softmax_fp32"), std::string::npos) << r.err;
+  CommandResult missing = RunForgek({"--store", dir.file("none.db"), "--operators", Operators(), "eval", "--op",
+                                     "softmax_fp32", "--kernel", SoftmaxSeed(), "--against", "seal"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.db"))) << "a read-only check must not create the store";
 }
 
 TEST(CliEval, UsageErrors) {
