@@ -214,9 +214,10 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
                             (stagnation ? " after " + std::to_string(stagnation) + " attempts without progress" : ""));
       continue;
     }
-    // Tournament of two among the elites: the better one is the parent.
+    // Half the time the best attempt is the parent (elitism); otherwise a tournament of two
+    // among the elites, so that good runners-up keep being explored.
     std::uniform_int_distribution<size_t> pick(0, evaluated.size() - 1);
-    const Evaluated& a = evaluated[pick(rng)];
+    const Evaluated& a = std::bernoulli_distribution(0.5)(rng) ? evaluated.front() : evaluated[pick(rng)];
     const Evaluated& b = evaluated[pick(rng)];
     const Evaluated& parent = a.attempt->geomean_speedup >= b.attempt->geomean_speedup ? a : b;
     const Evaluated& other = &parent == &a ? b : a;

@@ -37,8 +37,9 @@ struct Fixture {
   std::vector<Candidate> families = {
       Family("plain.cu", {"warp_shuffle_reduction"}, {{"BLOCK", {64, 128, 256, 512}}, {"VEC", {1, 2, 4}}},
              {"BLOCK*VEC <= 1024"}),
-      Family("vector.cu", {"vector_16B"}, {{"ROWS", {1, 2, 4, 8}}, {"VEC", {4, 8}}}, {"N % (32*VEC) == 0"}),
-      Family("cluster.cu", {"cluster_dsmem"}, {{"CLUSTER", {2, 4, 8}}, {"BLOCK", {128, 256}}},
+      Family("vector.cu", {"vector_16B"}, {{"ROWS", {1, 2, 4, 8, 16, 32}}, {"VEC", {1, 2, 4, 8}}},
+             {"N % (32*VEC) == 0"}),
+      Family("cluster.cu", {"cluster_dsmem"}, {{"CLUSTER", {2, 4, 8}}, {"BLOCK", {32, 64}}},
              {"N / CLUSTER >= BLOCK"}),
   };
   ProposalContext Context() {
@@ -86,7 +87,7 @@ TEST(BuiltinAgent, NeverRepeatsAnAttemptOfTheRun) {
   BuiltinAgent agent({.seed = 7});
   std::vector<AttemptSummary> history;
   std::set<std::string> hashes;
-  for (int round = 0; round < 12; ++round) {
+  for (int round = 0; round < 16; ++round) {
     ProposalContext ctx = fx.Context();
     ctx.history = history;
     std::vector<Proposal> out;
@@ -98,7 +99,8 @@ TEST(BuiltinAgent, NeverRepeatsAnAttemptOfTheRun) {
       history.push_back(Attempt(static_cast<int>(history.size()), p, Outcome::slower, 0.5 + 0.01 * history.size()));
     }
   }
-  EXPECT_GT(hashes.size(), 20u);
+  // The valid space holds 11 + 24 + 5 instances; the agent covers most of it without repeating.
+  EXPECT_GE(hashes.size(), 30u);
 }
 
 TEST(BuiltinAgent, ExploitsTheBestFamilyOnceItIsKnown) {
@@ -113,8 +115,8 @@ TEST(BuiltinAgent, ExploitsTheBestFamilyOnceItIsKnown) {
     ctx.history.push_back(Attempt(static_cast<int>(i), first[i], Outcome::slower, speedup));
   }
   int from_best = 0, total = 0;
-  for (int round = 0; round < 5; ++round) {
-    ctx.max_candidates = 8;
+  for (int round = 0; round < 2; ++round) {
+    ctx.max_candidates = 6;
     std::vector<Proposal> out;
     ASSERT_TRUE(agent.Propose(ctx, &out, &err));
     for (const Proposal& p : out) {
