@@ -104,7 +104,7 @@ TEST(OpsList, TableAndJson) {
   CommandResult r = Ops({"ops", "list"});
   EXPECT_EQ(r.exit_code, 1) << "the broken fixtures cannot be loaded";
   EXPECT_NE(r.out.find("NAME"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tiny_scale   elementwise  2        kernel reference.cu  scale, tiny"), std::string::npos)
+  EXPECT_NE(r.out.find("tiny_scale  elementwise  2        kernel reference.cu  scale, tiny"), std::string::npos)
       << r.out;
   EXPECT_NE(r.err.find("broken_wrong_dtype: invalid operator"), std::string::npos) << r.err;
 
