@@ -88,6 +88,9 @@ struct ResolvedArg {
   int64_t i = 0;
   float f = 0;
 };
+// "tensor" | "workspace" | "tensor_map" | "i32" | "i64" | "f32", as manifests and exports write them.
+const char* ResolvedArgKindName(ResolvedArg::Kind k);
+
 struct ResolvedTensorMap {
   std::string name, tensor;
   std::vector<int64_t> shape, box;  // outermost first

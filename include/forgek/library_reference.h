@@ -31,6 +31,17 @@ class LibraryReference {
   virtual bool Launch(void* stream, std::string* err) = 0;
 };
 
+// A vendor library as the loader found it, against the major version this build was compiled for.
+struct LoadedLibrary {
+  std::string check;        // short name for reports: "cublas", "cudnn"
+  std::string name;         // "cuBLASLt", "cuDNN"
+  std::string file;         // "libcublasLt", "libcudnn"
+  size_t loaded_version = 0;  // e.g. 130100
+  int built_major = 0;
+};
+// cuBLASLt and cuDNN versions (their version calls need no GPU).
+std::vector<LoadedLibrary> LoadedLibraries();
+
 // The ids this build provides ("cublas.gemm_bf16", "cub.scan_inclusive_f32", ...).
 std::vector<std::string> LibraryReferenceIds();
 bool HasLibraryReference(const std::string& id);

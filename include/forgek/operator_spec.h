@@ -19,6 +19,7 @@ int DTypeBytes(DType t);
 bool DTypeIsFloat(DType t);
 
 enum class TensorRole { input, output, inout };
+const char* TensorRoleName(TensorRole r);  // "input" | "output" | "inout"
 
 // How an input is filled: never zeros, fresh values for every seed.
 struct InitSpec {

@@ -88,8 +88,10 @@ class WorkerEvaluator : public Evaluator {
 
   // The device the worker reports (hello), starting it when needed.
   bool Probe(ProbeResult* out, std::string* err);
-  // The peaks used for SOL: the options', else measured by the worker once.
+  // The peaks used for SOL: the options' or SetPeaks', else measured by the worker once.
   bool Peaks(DevicePeaks* out, std::string* err);
+  // Peaks known after construction (e.g. the store's calibration of the probed device).
+  void SetPeaks(const DevicePeaks& peaks) { peaks_ = peaks; }
   WorkerClient& client() { return client_; }
 
  private:

@@ -21,19 +21,10 @@ std::string Cut(const std::string& text, size_t max_chars) {
   return text.substr(0, max_chars) + "\n[... cut: " + std::to_string(text.size() - max_chars) + " more characters]";
 }
 
-const char* RoleName(TensorRole r) {
-  switch (r) {
-    case TensorRole::input: return "input";
-    case TensorRole::output: return "output";
-    case TensorRole::inout: return "inout";
-  }
-  return "input";
-}
-
 std::string TensorLines(const OperatorSpec& op) {
   std::vector<std::string> lines;
   for (const auto& t : op.tensors) {
-    lines.push_back(fmt::format("- {} ({}, {}): [{}]", t.name, RoleName(t.role), DTypeName(t.dtype), Join(t.shape, ", ")));
+    lines.push_back(fmt::format("- {} ({}, {}): [{}]", t.name, TensorRoleName(t.role), DTypeName(t.dtype), Join(t.shape, ", ")));
   }
   for (const auto& s : op.scalars) {
     lines.push_back(fmt::format("- {} (scalar, {}) = {:g}", s.name, DTypeName(s.dtype), s.value));

@@ -14,13 +14,12 @@
 #include <regex>
 #include <sstream>
 
-#include <cublasLt.h>
-#include <cudnn.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/gpu_session.h"
+#include "forgek/library_reference.h"
 #include "forgek/store.h"
 #include "forgek/compile.h"
 #include "forgek/paths.h"
@@ -235,29 +234,16 @@ Check CheckCupti() {
   return c;
 }
 
-Check CheckCublas() {
-  Check c{"cublas"};
-  size_t v = cublasLtGetVersion();
-  if (v / 10000 != CUBLAS_VER_MAJOR) {
-    c.detail = "cuBLASLt " + DottedVersion(v) + " is loaded but forgek was built against " +
-               std::to_string(CUBLAS_VER_MAJOR) + ".x: put the matching libcublasLt first on the loader path";
+// A vendor library must be the major version forgek was built against.
+Check CheckLibrary(const LoadedLibrary& lib) {
+  Check c{lib.check};
+  if (static_cast<int>(lib.loaded_version / 10000) != lib.built_major) {
+    c.detail = lib.name + " " + DottedVersion(lib.loaded_version) + " is loaded but forgek was built against " +
+               std::to_string(lib.built_major) + ".x: put the matching " + lib.file + " first on the loader path";
     return c;
   }
   c.ok = true;
-  c.detail = "cuBLASLt " + DottedVersion(v);
-  return c;
-}
-
-Check CheckCudnn() {
-  Check c{"cudnn"};
-  size_t v = cudnnGetVersion();
-  if (v / 10000 != CUDNN_MAJOR) {
-    c.detail = "cuDNN " + DottedVersion(v) + " is loaded but forgek was built against " + std::to_string(CUDNN_MAJOR) +
-               ".x: put the matching libcudnn first on the loader path";
-    return c;
-  }
-  c.ok = true;
-  c.detail = "cuDNN " + DottedVersion(v);
+  c.detail = lib.name + " " + DottedVersion(lib.loaded_version);
   return c;
 }
 
@@ -446,9 +432,10 @@ struct DoctorFlags {
 };
 
 void RunDoctor(const Context& ctx, const DoctorFlags& flags, int* exit_code) {
-  std::vector<Check> checks = {CheckToolkit(),  CheckNvrtc(ctx.arch),         CheckCupti(), CheckCublas(),
-                               CheckCudnn(),    CheckStore(StorePath(ctx)),   CheckCacheDir(DefaultCacheDir() + "/nvrtc"),
-                               CheckLlm()};
+  std::vector<Check> checks = {CheckToolkit(), CheckNvrtc(ctx.arch), CheckCupti()};
+  for (const LoadedLibrary& lib : LoadedLibraries()) checks.push_back(CheckLibrary(lib));
+  for (Check c : {CheckStore(StorePath(ctx)), CheckCacheDir(DefaultCacheDir() + "/nvrtc"), CheckLlm()})
+    checks.push_back(std::move(c));
   nlohmann::json probe_json, peaks_json;
   if (!flags.no_gpu) checks.push_back(CheckGpu(ctx.arch, &probe_json));
   if (flags.calibrate) {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/params_option.h"
 #include "run/incumbent.h"
 #include "forgek/store.h"
 #include "forgek/candidate.h"
@@ -32,43 +33,6 @@ struct EvalArgs {
   double deadline_s = 10;
   bool no_time = false;
 };
-
-// "BM=128,BN=64" over the candidate's params; fixed params take their value, domains need one.
-ParamAssignment ParseParams(const std::string& text, const CandidateManifest& m, const std::string& file) {
-  ParamAssignment given;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty()) continue;
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) throw UsageError("--params: '" + item + "' is not NAME=VALUE");
-    std::string name = item.substr(0, eq);
-    try {
-      size_t used = 0;
-      given[name] = std::stoll(item.substr(eq + 1), &used);
-      if (used != item.size() - eq - 1) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw UsageError("--params: '" + item + "' needs an integer value");
-    }
-  }
-  ParamAssignment out;
-  for (const ParamSpec& p : m.params) {
-    auto it = given.find(p.name);
-    if (it == given.end()) {
-      if (p.values.size() != 1)
-        throw UsageError(fmt::format("{}: param {} has {} values; choose one with --params {}=...", file, p.name,
-                                     p.values.size(), p.name));
-      out[p.name] = p.values[0];
-      continue;
-    }
-    bool allowed = false;
-    for (int64_t v : p.values) allowed |= v == it->second;
-    if (!allowed) throw UsageError(fmt::format("--params: {}={} is outside the domain of {} in {}", p.name, it->second, p.name, file));
-    out[p.name] = it->second;
-    given.erase(it);
-  }
-  if (!given.empty()) throw UsageError("--params: " + file + " has no param " + given.begin()->first);
-  return out;
-}
 
 Candidate LoadKernelFile(const std::string& path) {
   Candidate c;
@@ -168,7 +132,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
   Candidate cand = LoadKernelFile(a.kernel);
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
-  ParamAssignment params = ParseParams(a.params, cand.manifest, a.kernel);
+  ParamAssignment params = ChooseParams(a.params, cand.manifest, a.kernel);
   // --against seal: the newest seal of (operator, arch) is the incumbent; checked before the GPU.
   Store store;
   if (a.against == "seal") {

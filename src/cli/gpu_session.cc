@@ -24,8 +24,16 @@ std::string DriverText(int version) {
 
 }  // namespace
 
-SessionEvaluator::SessionEvaluator(WorkerEvaluatorOptions opts, ProbeResult probe)
-    : worker_(std::move(opts)), probe_(std::move(probe)) {}
+SessionEvaluator::SessionEvaluator(WorkerEvaluatorOptions opts) : worker_(std::move(opts)) {}
+
+bool SessionEvaluator::Probe(std::string* err) {
+  std::string perr;
+  if (!worker_.Probe(&probe_, &perr) || !probe_.ok || probe_.devices.empty()) {
+    *err = "no usable GPU: " + (!perr.empty() ? perr : !probe_.error.empty() ? probe_.error : "no CUDA device found");
+    return false;
+  }
+  return true;
+}
 
 std::string SessionEvaluator::DeviceName() const {
   return probe_.devices.empty() ? "" : probe_.devices.front().name;
@@ -115,19 +123,12 @@ bool OpenGpuSessions(const Context& ctx, Store* store, const std::string& gpus_s
 namespace {
 
 bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, std::string* err) {
-  ProbeResult probe;
-  {
-    // A short-lived worker for the probe: the evaluator's options depend on what it finds.
-    WorkerEvaluatorOptions probe_opts;
-    probe_opts.command = WorkerCommandForGpu(gpu_index);
-    WorkerEvaluator prober(probe_opts);
-    std::string perr;
-    if (!prober.Probe(&probe, &perr) || !probe.ok || probe.devices.empty()) {
-      std::string why = !perr.empty() ? perr : !probe.error.empty() ? probe.error : "no CUDA device found";
-      *err = "no usable GPU: " + why;
-      return false;
-    }
-  }
+  // One worker serves the probe, the calibration and every evaluation of the session.
+  WorkerEvaluatorOptions opts;
+  opts.command = WorkerCommandForGpu(gpu_index);
+  out->evaluator = std::make_unique<SessionEvaluator>(opts);
+  if (!out->evaluator->Probe(err)) return false;
+  const ProbeResult& probe = out->evaluator->probe();
   const DeviceInfo& dev = probe.devices.front();
   if (ctx.arch == "sm90" && dev.cc.rfind("9.", 0) != 0) {
     *err = "--arch sm90 needs a Hopper GPU (compute capability 9.x); this is " + dev.name + " (" + dev.cc + ")";
@@ -137,19 +138,18 @@ bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, s
     *err = "--arch sm100 needs a Blackwell GPU (compute capability 10.x); this is " + dev.name + " (" + dev.cc + ")";
     return false;
   }
-  WorkerEvaluatorOptions opts;
-  opts.command = WorkerCommandForGpu(gpu_index);
   bool from_store = false;
   if (store) {
     DeviceRecord rec;
+    DevicePeaks stored;
     bool found = false;
     std::string serr;
-    if (store->FindDevice(dev.name, ctx.arch, &rec, &found, &serr) && found && PeaksFromDevice(rec, &opts.peaks)) {
+    if (store->FindDevice(dev.name, ctx.arch, &rec, &found, &serr) && found && PeaksFromDevice(rec, &stored)) {
+      out->evaluator->worker().SetPeaks(stored);
       from_store = true;
       spdlog::debug("peaks of {} from the store (calibrated {})", dev.name, rec.calibrated_at);
     }
   }
-  out->evaluator = std::make_unique<SessionEvaluator>(opts, probe);
   if (!out->evaluator->worker().Peaks(&out->peaks, err)) {
     *err = "calibration of " + dev.name + " failed: " + *err;
     return false;

@@ -15,7 +15,9 @@ namespace forgek::cli {
 // Forwards to a WorkerEvaluator and names the device and driver it runs on.
 class SessionEvaluator : public Evaluator {
  public:
-  SessionEvaluator(WorkerEvaluatorOptions opts, ProbeResult probe);
+  explicit SessionEvaluator(WorkerEvaluatorOptions opts);
+  // Starts the worker and asks it for the device; false with the reason when there is none.
+  bool Probe(std::string* err);
   EvalResult Evaluate(const EvalRequest& req) override { return worker_.Evaluate(req); }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
     return worker_.Profile(req, out, err);

@@ -93,10 +93,6 @@ std::string InitText(const TensorSpec& t) {
   return i.dist;
 }
 
-const char* RoleName(TensorRole r) {
-  return r == TensorRole::input ? "input" : r == TensorRole::output ? "output" : "inout";
-}
-
 // Shapes, FLOPs and bytes of every config (the loader has proven they evaluate).
 json ConfigsJson(const OperatorSpec& op) {
   json configs = json::array();
@@ -119,7 +115,7 @@ json ConfigsJson(const OperatorSpec& op) {
 json OperatorJson(const OperatorSpec& op) {
   json tensors = json::array();
   for (const TensorSpec& t : op.tensors) {
-    json j = {{"name", t.name}, {"role", RoleName(t.role)}, {"dtype", DTypeName(t.dtype)}, {"shape", t.shape}};
+    json j = {{"name", t.name}, {"role", TensorRoleName(t.role)}, {"dtype", DTypeName(t.dtype)}, {"shape", t.shape}};
     if (t.role != TensorRole::output) j["init"] = InitText(t);
     tensors.push_back(j);
   }
@@ -169,7 +165,7 @@ void ShowOperator(const Context& ctx, const std::string& name) {
                      op.description, op.dir, Join(op.params));
   out += "  tensors\n";
   for (const TensorSpec& t : op.tensors)
-    out += fmt::format("    {:<10} {:<6} {:<5} [{}]  {}\n", t.name, RoleName(t.role), DTypeName(t.dtype), Join(t.shape),
+    out += fmt::format("    {:<10} {:<6} {:<5} [{}]  {}\n", t.name, TensorRoleName(t.role), DTypeName(t.dtype), Join(t.shape),
                        InitText(t));
   if (!op.scalars.empty()) {
     out += "  scalars\n";

@@ -24,7 +24,7 @@ std::vector<std::string> BaseNvrtcOptions(const std::string& target, const std::
 // Automatic precompiled headers in a shared folder; they change speed, never output.
 std::vector<std::string> PchNvrtcOptions(const std::string& pch_dir);
 
-// Compiles `source` (named `name` in messages). `#include <cuda.h>` gets a device-side stand-in
+// Compiles `source` (named `name` in messages). A candidate that includes the driver header cuda.h gets a device-side stand-in
 // declaring CUtensorMap and CUdeviceptr: the toolkit's cuda.h needs host headers NVRTC lacks. `should_stop` is polled from NVRTC's flow
 // callback, which NVRTC calls between its phases: the front end of a source runs uninterrupted.
 NvrtcRun RunNvrtc(const std::string& name, const std::string& source, const std::vector<std::string>& options,

@@ -240,4 +240,16 @@ bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const 
   return resolver.Resolve(out);
 }
 
+const char* ResolvedArgKindName(ResolvedArg::Kind k) {
+  switch (k) {
+    case ResolvedArg::Kind::tensor: return "tensor";
+    case ResolvedArg::Kind::workspace: return "workspace";
+    case ResolvedArg::Kind::tensor_map: return "tensor_map";
+    case ResolvedArg::Kind::i32: return "i32";
+    case ResolvedArg::Kind::i64: return "i64";
+    case ResolvedArg::Kind::f32: return "f32";
+  }
+  return "i32";
+}
+
 }  // namespace forgek

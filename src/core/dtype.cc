@@ -41,4 +41,13 @@ const char* DTypeName(DType t) { return Info(t).name; }
 int DTypeBytes(DType t) { return Info(t).bytes; }
 bool DTypeIsFloat(DType t) { return Info(t).is_float; }
 
+const char* TensorRoleName(TensorRole r) {
+  switch (r) {
+    case TensorRole::input: return "input";
+    case TensorRole::output: return "output";
+    case TensorRole::inout: return "inout";
+  }
+  return "input";
+}
+
 }  // namespace forgek

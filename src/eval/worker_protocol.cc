@@ -58,33 +58,12 @@ class Reader {
   bool ok_ = true;
 };
 
-const char* RoleName(TensorRole r) {
-  switch (r) {
-    case TensorRole::input: return "input";
-    case TensorRole::output: return "output";
-    case TensorRole::inout: return "inout";
-  }
-  return "input";
-}
-
 bool ParseRole(const std::string& s, TensorRole* out) {
   if (s == "input") *out = TensorRole::input;
   else if (s == "output") *out = TensorRole::output;
   else if (s == "inout") *out = TensorRole::inout;
   else return false;
   return true;
-}
-
-const char* ArgKindName(ResolvedArg::Kind k) {
-  switch (k) {
-    case ResolvedArg::Kind::tensor: return "tensor";
-    case ResolvedArg::Kind::workspace: return "workspace";
-    case ResolvedArg::Kind::tensor_map: return "tensor_map";
-    case ResolvedArg::Kind::i32: return "i32";
-    case ResolvedArg::Kind::i64: return "i64";
-    case ResolvedArg::Kind::f32: return "f32";
-  }
-  return "i32";
 }
 
 bool ParseArgKind(const std::string& s, ResolvedArg::Kind* out) {
@@ -120,7 +99,7 @@ json ToJson(const ResolvedCandidate& r) {
   for (const ResolvedLaunch& l : r.launches) {
     json args = json::array();
     for (const ResolvedArg& a : l.args) {
-      json ja = {{"kind", ArgKindName(a.kind)}, {"name", a.name}};
+      json ja = {{"kind", ResolvedArgKindName(a.kind)}, {"name", a.name}};
       if (a.kind == ResolvedArg::Kind::i32 || a.kind == ResolvedArg::Kind::i64) ja["i"] = a.i;
       if (a.kind == ResolvedArg::Kind::f32) ja["f"] = a.f;
       args.push_back(ja);
@@ -330,7 +309,7 @@ bool FromJson(const json& j, DevicePeaks* out, std::string* err) {
 json ToJson(const WireConfig& c) {
   json tensors = json::array();
   for (const WireTensor& t : c.tensors)
-    tensors.push_back({{"name", t.name}, {"role", RoleName(t.role)}, {"dtype", DTypeName(t.dtype)},
+    tensors.push_back({{"name", t.name}, {"role", TensorRoleName(t.role)}, {"dtype", DTypeName(t.dtype)},
                        {"shape", t.shape}, {"init", ToJson(t.init)}});
   json scalars = json::array();
   for (const ScalarSpec& s : c.scalars)

@@ -15,27 +15,6 @@ namespace forgek {
 namespace fs = std::filesystem;
 namespace {
 
-const char* ArgKindName(ResolvedArg::Kind k) {
-  switch (k) {
-    case ResolvedArg::Kind::tensor: return "tensor";
-    case ResolvedArg::Kind::workspace: return "workspace";
-    case ResolvedArg::Kind::tensor_map: return "tensor_map";
-    case ResolvedArg::Kind::i32: return "i32";
-    case ResolvedArg::Kind::i64: return "i64";
-    case ResolvedArg::Kind::f32: return "f32";
-  }
-  return "?";
-}
-
-const char* RoleName(TensorRole r) {
-  switch (r) {
-    case TensorRole::input: return "input";
-    case TensorRole::output: return "output";
-    case TensorRole::inout: return "inout";
-  }
-  return "?";
-}
-
 bool WriteText(const fs::path& path, const std::string& text, std::string* err) {
   std::ofstream f(path, std::ios::binary);
   f << text;
@@ -66,7 +45,7 @@ bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssign
         *err = "config " + config.name + ": " + d.str();
         return false;
       }
-      tensors.push_back({{"name", t.name}, {"role", RoleName(t.role)}, {"dtype", DTypeName(t.dtype)}, {"shape", shape}});
+      tensors.push_back({{"name", t.name}, {"role", TensorRoleName(t.role)}, {"dtype", DTypeName(t.dtype)}, {"shape", shape}});
     }
     nlohmann::json workspaces = nlohmann::json::array();
     for (size_t i = 0; i < rc.workspaces.size(); ++i)
@@ -81,7 +60,7 @@ bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssign
     for (const ResolvedLaunch& l : rc.launches) {
       nlohmann::json args = nlohmann::json::array();
       for (const ResolvedArg& a : l.args) {
-        nlohmann::json arg = {{"kind", ArgKindName(a.kind)}, {"name", a.name}};
+        nlohmann::json arg = {{"kind", ResolvedArgKindName(a.kind)}, {"name", a.name}};
         if (a.kind == ResolvedArg::Kind::i32 || a.kind == ResolvedArg::Kind::i64) arg["value"] = a.i;
         if (a.kind == ResolvedArg::Kind::f32) arg["value"] = a.f;
         args.push_back(arg);
