@@ -4,6 +4,7 @@
 # Run from the repository root (operators/ and tests/worker/planted/ are read from there).
 # To add a step, add one line to STEPS below: "name|command". Output of every step goes to
 # $OUT (or ./device-test-out) as NAME.log; the table shows pass/fail/skip and seconds.
+# ONLY="gpu-tests ops-bench" runs just the named steps (a device call is limited to 10 minutes).
 set -uo pipefail
 bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
@@ -21,17 +22,20 @@ STEPS=(
   "probe|$bin/forgek worker --probe"
   "doctor|$F doctor"
   "gpu-tests|timeout 300 $bin/forgek_tests --gtest_filter='Gpu*' --gtest_color=no"
+  "ops-bench|timeout 240 $F ops bench --markdown"
   "eval-softmax-seed|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
   "eval-softmax-seed-cached|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
   "profile-gemm-reference|timeout 120 $F profile --op gemm_bf16 --reference"
   "knowledge-gemm|$F knowledge list --op gemm_bf16"
-  "run-gemm-1|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-12} --seed 1"
-  "run-gemm-2|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-12} --seed 2"
-  "run-softmax-1|timeout 120 $F --json run --op softmax_fp32 --iterations 16 --seed 1"
-  "run-softmax-2|timeout 120 $F --json run --op softmax_fp32 --iterations 16 --seed 2"
+  # The sealing flow: run 1 starts from an empty store (incumbent: the expert reference) and seals
+  # when a candidate wins; run 2 then starts from that seal; the seal is re-verified and exported.
+  "run-gemm-1|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 1"
+  "run-gemm-2|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 2"
+  "run-softmax-1|timeout 120 $F --json run --op softmax_fp32 --iterations 24 --seed 1"
+  "run-softmax-2|timeout 120 $F --json run --op softmax_fp32 --iterations 24 --seed 2"
   "seals|$F seal list"
-  "seal-verify|id=\$($F --json seal list --op softmax_fp32 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"id\"])') && $F seal verify \$id && rm -rf $out/export && $F seal export \$id $out/export && ls -l $out/export"
-  "cross-run-learning|timeout 240 python3 scripts/cross_run_learning.py --forgek $bin/forgek --op softmax_fp32 --learn-config 65536x1024 --test-config 16384x4096 --iterations 12 --seeds 1 2 3"
+  "seal-verify|id=\$($F --json seal list | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][\"id\"])') && $F seal verify \$id && rm -rf $out/export && $F seal export \$id $out/export && ls -l $out/export"
+  "cross-run-learning|timeout 240 python3 scripts/cross_run_learning.py --forgek $bin/forgek --op softmax_fp32 --learn-config 65536x1024 --test-config 16384x4096 --iterations 12 --seeds ${XRUN_SEEDS:-1 2 3 4 5 6}"
   "batch-1gpu|timeout 200 $bin/forgek --store $PWD/$out/batch1.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus 1 --iterations 4 --log-dir $PWD/$out/batch1"
   "batch-all-gpus|timeout 200 $bin/forgek --store $PWD/$out/batch2.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus all --iterations 4 --log-dir $PWD/$out/batch2"
 )
@@ -40,6 +44,7 @@ rows=()
 for step in "${STEPS[@]}"; do
   name=${step%%|*}
   cmd=${step#*|}
+  [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]] && continue
   start=$(date +%s.%N)
   bash -c "$cmd" >"$out/$name.log" 2>&1
   rc=$?
@@ -60,7 +65,7 @@ done
 echo "== device test $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 printf '%s\n' "${rows[@]}"
 echo "== measurements"
-grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
+grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
 for f in "$out"/eval-softmax-seed-cached.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
   [[ -f $f ]] && { echo "-- $(basename "$f")"; tail -c 1500 "$f"; echo; }
 done

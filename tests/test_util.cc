@@ -1,6 +1,8 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include "forgek/paths.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -13,6 +15,14 @@
 #include <stdexcept>
 
 namespace forgek {
+
+std::string ForgekBinary() {
+  if (const char* env = std::getenv("FORGEK_BIN")) return env;
+  std::string self = SelfExecutablePath();
+  std::string sibling = self.substr(0, self.rfind('/') + 1) + "forgek";
+  if (access(sibling.c_str(), X_OK) == 0) return sibling;
+  return FORGEK_BINARY;
+}
 
 CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env,
                         const std::string& stdin_text) {
@@ -27,7 +37,7 @@ CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<
     for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
     for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
     std::vector<char*> argv;
-    std::string bin = FORGEK_BINARY;
+    std::string bin = ForgekBinary();
     argv.push_back(bin.data());
     std::vector<std::string> copy = args;
     for (std::string& a : copy) argv.push_back(a.data());

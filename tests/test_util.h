@@ -12,7 +12,11 @@ struct CommandResult {
   std::string err;  // stderr
 };
 
-// Runs the forgek binary built beside the tests with `args`, extra environment assignments
+// The forgek binary the tests run: $FORGEK_BIN, else a `forgek` beside the test binary (the GPU
+// machine runs carried copies from one folder), else the one this build made.
+std::string ForgekBinary();
+
+// Runs ForgekBinary() with `args`, extra environment assignments
 // ("NAME=value") and optional stdin text; captures both streams.
 CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                         const std::string& stdin_text = "");

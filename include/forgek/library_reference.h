@@ -29,6 +29,9 @@ class LibraryReference {
                        const std::map<std::string, double>& scalars, std::string* err) = 0;
   // Enqueues the call on `stream` (a cudaStream_t / CUstream). No allocation, no sync.
   virtual bool Launch(void* stream, std::string* err) = 0;
+  // The inputs were refilled (a new seed), outside timing. A call that plans from input values,
+  // not only shapes (grouped GEMM reads its group sizes), plans again; the others need nothing.
+  virtual bool InputsChanged(std::string*) { return true; }
 };
 
 // A vendor library as the loader found it, against the major version this build was compiled for.

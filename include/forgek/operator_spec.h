@@ -23,10 +23,15 @@ const char* TensorRoleName(TensorRole r);  // "input" | "output" | "inout"
 
 // How an input is filled: never zeros, fresh values for every seed.
 struct InitSpec {
-  std::string dist = "normal";  // normal | uniform | int_range | probs
+  std::string dist = "normal";  // normal | uniform | int_range | probs | partition
   double mean = 0, stddev = 1;  // normal
   double lo = -1, hi = 1;       // uniform; int_range uses [lo, hi)
   std::string hi_expr;          // int_range: upper bound as an expression (e.g. "E"), overrides hi
+  // partition: the tensor's elements are uneven random parts (each >= part_min and a multiple
+  // of `multiple`) summing to `total`, an expression over params (MoE group sizes).
+  std::string total_expr;
+  int64_t total = 0;            // total_expr evaluated under one config (the worker's copy)
+  int64_t multiple = 1, part_min = 0;
 };
 
 struct TensorSpec {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/ops_bench.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
 #include "forgek/library_reference.h"
@@ -90,6 +91,7 @@ std::string InitText(const TensorSpec& t) {
   if (i.dist == "normal") return fmt::format("normal(mean {}, std {})", i.mean, i.stddev);
   if (i.dist == "uniform") return fmt::format("uniform[{}, {})", i.lo, i.hi);
   if (i.dist == "int_range") return fmt::format("int_range[{}, {})", i.lo, i.hi_expr.empty() ? fmt::format("{}", i.hi) : i.hi_expr);
+  if (i.dist == "partition") return fmt::format("partition(total {}, multiple {}, min {})", i.total_expr, i.multiple, i.part_min);
   return i.dist;
 }
 
@@ -394,7 +396,7 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
 }  // namespace
 
 void set_ops_command(CLI::App& app, Context& ctx) {
-  CLI::App* ops = app.add_subcommand("ops", "List, show and validate operators");
+  CLI::App* ops = app.add_subcommand("ops", "List, show, validate and bench operators");
   ops->require_subcommand(1);
 
   CLI::App* list = ops->add_subcommand("list", "One line per operator: name, category, configs, reference, aliases");
@@ -412,6 +414,8 @@ void set_ops_command(CLI::App& app, Context& ctx) {
   validate->add_option("names", *names, "Operator names or aliases");
   validate->add_flag("--no-compile", *no_compile, "Skip compiling the kernel files (the slowest check)");
   validate->callback([&ctx, names, no_compile] { ValidateOperators(ctx, *names, !*no_compile); });
+
+  AddOpsBenchCommand(ops, ctx);
 }
 
 }  // namespace forgek::cli

@@ -12,6 +12,7 @@
 #include "core/json_fields.h"
 #include "core/suggest.h"
 #include "forgek/operator_spec.h"
+#include "forgek/partition.h"
 
 namespace forgek {
 
@@ -295,8 +296,55 @@ class OperatorLoader {
           r_.Error(JsonPathKey(ipath, "axis"), "only the last axis (-1) is supported");
       }
       if (!float_dtype) r_.Error(JsonPathKey(ipath, "dist"), "probs needs a floating-point dtype");
+    } else if (s.dist == "partition") {
+      r_.UnknownMembers(*init, ipath, {"dist", "total", "multiple", "min"});
+      ReadPartition(*init, ipath, dtype_ok, *spec);
     } else {
-      r_.Error(JsonPathKey(ipath, "dist"), "unknown distribution '" + s.dist + "'; one of normal, uniform, int_range, probs");
+      r_.Error(JsonPathKey(ipath, "dist"),
+               "unknown distribution '" + s.dist + "'; one of normal, uniform, int_range, probs, partition");
+    }
+  }
+
+  // partition: total is an expression; the parts (the tensor's elements) must admit a partition
+  // of it under every config, and the total must fit the dtype (one part may take all of it).
+  void ReadPartition(const Json& init, const std::string& ipath, bool dtype_ok, TensorSpec& spec) {
+    InitSpec& s = spec.init;
+    if (dtype_ok && DTypeIsFloat(spec.dtype))
+      r_.Error(JsonPathKey(ipath, "dist"), "partition needs an integer dtype (i8 u8 i32 u32 i64), got " +
+                                               std::string(DTypeName(spec.dtype)));
+    auto optional_int = [&](const char* key, int64_t least, int64_t* out) {
+      const Json* v = r_.Member(init, ipath, key, false);
+      if (!v) return true;
+      std::string kpath = JsonPathKey(ipath, key);
+      if (!r_.Integer(*v, kpath, out)) return false;
+      if (*out >= least) return true;
+      r_.Error(kpath, "must be at least " + std::to_string(least));
+      return false;
+    };
+    bool ok = optional_int("multiple", 1, &s.multiple);
+    ok = optional_int("min", 0, &s.part_min) && ok;
+    const Json* total = r_.Member(init, ipath, "total", true);
+    if (!total) return;
+    std::string tpath = JsonPathKey(ipath, "total");
+    std::vector<int64_t> totals;
+    if (!CheckExpression(*total, tpath, 0, &s.total_expr, &totals) || !ok) return;
+    if (totals.size() != valid_configs_.size()) return;  // reported already
+    const bool is_unsigned = spec.dtype == DType::u8 || spec.dtype == DType::u32;
+    const int bits = DTypeBytes(spec.dtype) * 8 - (is_unsigned ? 0 : 1);
+    for (size_t k = 0; k < valid_configs_.size(); ++k) {
+      const ConfigSpec& c = s_.configs[valid_configs_[k]];
+      std::vector<int64_t> shape;
+      Diagnostic d;
+      if (!s_.TensorShape(spec, c.values, &shape, &d)) return;  // the shape's own error is reported
+      int64_t parts = 1;
+      for (int64_t dim : shape) parts *= dim;
+      std::string why = PartitionProblem(totals[k], parts, s.multiple, s.part_min);
+      if (why.empty() && dtype_ok && !DTypeIsFloat(spec.dtype) && bits < 63 && totals[k] > (int64_t{1} << bits) - 1)
+        why = "total " + std::to_string(totals[k]) + " does not fit " + DTypeName(spec.dtype);
+      if (!why.empty()) {
+        r_.Error(tpath, "under config '" + c.name + "': " + why);
+        return;
+      }
     }
   }
 

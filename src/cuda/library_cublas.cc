@@ -113,7 +113,8 @@ class BatchedGemmBf16 : public LibraryReference {
 
 // cublas.grouped_gemm_bf16 (MoE experts): rows of A[T,K] are sorted by group; group e owns the
 // next group_sizes[e] rows and multiplies them by B[e] (B[E,K,N]) into the same rows of C[T,N].
-// Uses cublasGemmGroupedBatchedEx; where cuBLAS does not support it, one GemmEx per group.
+// One cublasGemmEx per non-empty group, as PyTorch and vLLM's fallback do: on H200 this took
+// 2.78 ms for 8 experts of 4096x14336, where cublasGemmGroupedBatchedEx took 7.06 ms.
 class GroupedGemmBf16 : public LibraryReference {
  public:
   bool Prepare(const Bindings&, const TensorMap& tensors, const std::map<std::string, double>&,
@@ -130,89 +131,24 @@ class GroupedGemmBf16 : public LibraryReference {
         !req.Dims("group_sizes", *sizes, {experts}, err))
       return false;
     if (!req.FitsInt("N", n_, err) || !req.FitsInt("K", k_, err) || !req.FitsInt("T", tokens, err)) return false;
-
-    // The sizes live on the device; planning reads them once, outside timing.
-    std::vector<int32_t> host_sizes(experts);
-    if (!CudaOk(cudaMemcpy(host_sizes.data(), sizes->ptr, experts * sizeof(int32_t), cudaMemcpyDeviceToHost),
-                "copying group_sizes to the host", err))
-      return false;
-    int64_t total = 0;
-    for (int64_t e = 0; e < experts; ++e) {
-      if (host_sizes[e] < 0) {
-        *err = req.id() + ": group_sizes[" + std::to_string(e) + "] = " + std::to_string(host_sizes[e]) +
-               " is negative";
-        return false;
-      }
-      total += host_sizes[e];
-    }
-    if (total != tokens) {
-      *err = req.id() + ": group_sizes sum to " + std::to_string(total) + " but A has " + std::to_string(tokens) +
-             " rows";
-      return false;
-    }
-
-    // One single-matrix group per non-empty expert (cuBLAS rejects empty problems).
-    const auto* a_base = static_cast<const char*>(a->ptr);
-    const auto* b_base = static_cast<const char*>(b->ptr);
-    auto* c_base = static_cast<char*>(c->ptr);
-    groups_.clear();
-    int64_t row = 0;
-    for (int64_t e = 0; e < experts; ++e) {
-      if (host_sizes[e] > 0)
-        groups_.push_back({int(host_sizes[e]), b_base + e * k_ * n_ * 2, a_base + row * k_ * 2, c_base + row * n_ * 2});
-      row += host_sizes[e];
-    }
-    const size_t g = groups_.size();
-    ops_.assign(g, CUBLAS_OP_N);
-    m_array_.assign(g, int(n_));
-    k_array_.assign(g, int(k_));
-    lda_.assign(g, int(n_));
-    ldb_.assign(g, int(k_));
-    ldc_.assign(g, int(n_));
-    ones_.assign(g, 1);
-    alpha_.assign(g, 1.0f);
-    beta_.assign(g, 0.0f);
-    n_array_.clear();
-    std::vector<const void*> weights, activations;
-    std::vector<void*> outputs;
-    for (const Group& grp : groups_) {
-      n_array_.push_back(grp.rows);
-      weights.push_back(grp.weight);
-      activations.push_back(grp.activation);
-      outputs.push_back(grp.output);
-    }
-    // Pointer arrays live on the device, as cuBLAS reads them there.
-    const size_t bytes = g * sizeof(void*);
-    if (!session_.Init(err) || !pointers_.Reserve(3 * bytes, err)) return false;
-    auto* dev = static_cast<char*>(pointers_.get());
-    if (g && (!CudaOk(cudaMemcpy(dev, weights.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", err) ||
-              !CudaOk(cudaMemcpy(dev + bytes, activations.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", err) ||
-              !CudaOk(cudaMemcpy(dev + 2 * bytes, outputs.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", err)))
-      return false;
-    weight_ptrs_ = reinterpret_cast<const void* const*>(dev);
-    activation_ptrs_ = reinterpret_cast<const void* const*>(dev + bytes);
-    output_ptrs_ = reinterpret_cast<void* const*>(dev + 2 * bytes);
-
-    // Try the grouped call once (outside timing); fall back to a loop where it is unsupported.
-    grouped_ = true;
-    if (g == 0) return true;
-    std::string grouped_err;
-    if (Launch(nullptr, &grouped_err)) return CudaOk(cudaDeviceSynchronize(), "grouped GEMM trial", err);
-    grouped_ = false;
-    return Launch(nullptr, err) && CudaOk(cudaDeviceSynchronize(), "grouped GEMM trial (loop)", err);
+    id_ = req.id(), tokens_ = tokens, experts_ = experts;
+    a_ = a->ptr, b_ = b->ptr, c_ = c->ptr, sizes_ = sizes->ptr;
+    planned_ = false;
+    return session_.Init(err);
   }
 
+  // A new seed brings new group sizes: the groups are planned again before the next launch.
+  bool InputsChanged(std::string*) override {
+    planned_ = false;
+    return true;
+  }
+
+  // Plans at the first launch after the inputs were (re)filled: that launch checks correctness or
+  // warms up, it is never timed or captured into a graph, and the sizes are on the device by then.
   bool Launch(void* stream, std::string* err) override {
+    if (!planned_ && !Plan(err)) return false;
+    planned_ = true;
     if (!session_.Bind(stream, err)) return false;
-    if (groups_.empty()) return true;
-    if (grouped_) {
-      return CublasOk(cublasGemmGroupedBatchedEx(session_.get(), ops_.data(), ops_.data(), m_array_.data(),
-                                                 n_array_.data(), k_array_.data(), alpha_.data(), weight_ptrs_,
-                                                 CUDA_R_16BF, lda_.data(), activation_ptrs_, CUDA_R_16BF, ldb_.data(),
-                                                 beta_.data(), output_ptrs_, CUDA_R_16BF, ldc_.data(),
-                                                 int(groups_.size()), ones_.data(), CUBLAS_COMPUTE_32F),
-                      "cublasGemmGroupedBatchedEx", err);
-    }
     const float alpha = 1.0f, beta = 0.0f;
     for (const Group& grp : groups_) {
       if (!CublasOk(cublasGemmEx(session_.get(), CUBLAS_OP_N, CUBLAS_OP_N, int(n_), grp.rows, int(k_), &alpha,
@@ -225,6 +161,43 @@ class GroupedGemmBf16 : public LibraryReference {
   }
 
  private:
+  // Reads the group sizes (they live on the device) and builds one GEMM per non-empty group.
+  bool Plan(std::string* err) {
+    std::vector<int32_t> host_sizes(experts_);
+    // The worker's stream does not synchronise with the default stream: let its work land first.
+    if (!CudaOk(cudaDeviceSynchronize(), "waiting for the inputs", err) ||
+        !CudaOk(cudaMemcpy(host_sizes.data(), sizes_, experts_ * sizeof(int32_t), cudaMemcpyDeviceToHost),
+                "copying group_sizes to the host", err))
+      return false;
+    int64_t total = 0;
+    std::string listed;
+    for (int64_t e = 0; e < experts_; ++e) listed += (e ? ", " : "") + std::to_string(host_sizes[e]);
+    for (int64_t e = 0; e < experts_; ++e) {
+      if (host_sizes[e] < 0) {
+        *err = id_ + ": group_sizes[" + std::to_string(e) + "] = " + std::to_string(host_sizes[e]) +
+               " is negative (group_sizes: " + listed + ")";
+        return false;
+      }
+      total += host_sizes[e];
+    }
+    if (total != tokens_) {
+      *err = id_ + ": group_sizes sum to " + std::to_string(total) + " but A has " + std::to_string(tokens_) +
+             " rows (group_sizes: " + listed + ")";
+      return false;
+    }
+    const auto* a_base = static_cast<const char*>(a_);
+    const auto* b_base = static_cast<const char*>(b_);
+    auto* c_base = static_cast<char*>(c_);
+    groups_.clear();
+    int64_t row = 0;
+    for (int64_t e = 0; e < experts_; ++e) {
+      if (host_sizes[e] > 0)  // cuBLAS rejects empty problems
+        groups_.push_back({int(host_sizes[e]), b_base + e * k_ * n_ * 2, a_base + row * k_ * 2, c_base + row * n_ * 2});
+      row += host_sizes[e];
+    }
+    return true;
+  }
+
   struct Group {
     int rows;
     const void* weight;
@@ -232,16 +205,12 @@ class GroupedGemmBf16 : public LibraryReference {
     void* output;
   };
   CublasSession session_;
-  DeviceBuffer pointers_;
-  int64_t n_ = 0, k_ = 0;
-  bool grouped_ = true;
+  std::string id_;
+  int64_t tokens_ = 0, experts_ = 0, n_ = 0, k_ = 0;
+  const void *a_ = nullptr, *b_ = nullptr, *sizes_ = nullptr;
+  void* c_ = nullptr;
+  bool planned_ = false;
   std::vector<Group> groups_;
-  std::vector<cublasOperation_t> ops_;
-  std::vector<int> m_array_, n_array_, k_array_, lda_, ldb_, ldc_, ones_;
-  std::vector<float> alpha_, beta_;
-  const void* const* weight_ptrs_ = nullptr;
-  const void* const* activation_ptrs_ = nullptr;
-  void* const* output_ptrs_ = nullptr;
 };
 
 // cublas.gemv_bf16: y[N] = x[K]·W[K,N] (x and y may also be [1,K] and [1,N]).

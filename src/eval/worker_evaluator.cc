@@ -77,6 +77,11 @@ bool MakeWireConfig(const OperatorSpec& op, const ConfigSpec& config, WireConfig
       }
       wt.init.hi = static_cast<double>(hi);
     }
+    if (!t.init.total_expr.empty() &&
+        !EvalExpression(t.init.total_expr, config.values, &wt.init.total, &d)) {
+      *err = op.path + ": tensors." + t.name + ".init.total: " + d.message;
+      return false;
+    }
     w.tensors.push_back(std::move(wt));
   }
   *out = std::move(w);

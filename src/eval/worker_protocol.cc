@@ -176,7 +176,9 @@ bool FromJson(const json& j, ResolvedCandidate* out, std::string* err) {
 }
 
 json ToJson(const InitSpec& s) {
-  return {{"dist", s.dist}, {"mean", s.mean}, {"std", s.stddev}, {"lo", s.lo}, {"hi", s.hi}};
+  json j = {{"dist", s.dist}, {"mean", s.mean}, {"std", s.stddev}, {"lo", s.lo}, {"hi", s.hi}};
+  if (s.dist == "partition") j.update({{"total", s.total}, {"multiple", s.multiple}, {"min", s.part_min}});
+  return j;
 }
 
 bool FromJson(const json& j, InitSpec* out, std::string* err) {
@@ -187,6 +189,9 @@ bool FromJson(const json& j, InitSpec* out, std::string* err) {
   r.Get("std", &s.stddev, false);
   r.Get("lo", &s.lo, false);
   r.Get("hi", &s.hi, false);
+  r.Get("total", &s.total, false);
+  r.Get("multiple", &s.multiple, false);
+  r.Get("min", &s.part_min, false);
   if (r.ok()) *out = s;
   return r.ok();
 }

@@ -5,15 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "forgek/partition.h"
+
 namespace forgek::worker {
 namespace {
 
-uint64_t TensorSeed(uint64_t seed, size_t tensor_index) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (tensor_index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t TensorSeed(uint64_t seed, size_t tensor_index) { return DeriveSeed(seed, tensor_index); }
 
 cuda::InitParams ToInitParams(const WireTensor& t) {
   cuda::InitParams p;
@@ -27,6 +24,21 @@ cuda::InitParams ToInitParams(const WireTensor& t) {
 }
 
 std::string Num(double v) { return fmt::format("{:.6g}", v); }
+
+// A `partition` init as the bytes of its dtype: drawn on the host (a handful of values whose sum
+// is a global constraint), then copied to the device.
+bool PartitionBytes(const WireTensor& t, uint64_t seed, std::vector<unsigned char>* out, std::string* err) {
+  std::vector<int64_t> parts;
+  if (!MakePartition(t.init.total, t.elements(), t.init.multiple, t.init.part_min, seed, &parts, err)) return false;
+  const int width = DTypeBytes(t.dtype);
+  out->assign(parts.size() * width, 0);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    // Little-endian truncation to the dtype's width; the loader proved the total fits it.
+    uint64_t v = static_cast<uint64_t>(parts[i]);
+    for (int b = 0; b < width; ++b) (*out)[i * width + b] = static_cast<unsigned char>(v >> (8 * b));
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -63,13 +75,20 @@ bool ConfigBuffers::Allocate(GpuContext* gpu, const WireConfig& config, GpuError
 
 bool ConfigBuffers::Fill(uint64_t seed, GpuError* err) {
   const cuda::Driver& d = gpu_->d();
+  std::vector<std::vector<unsigned char>> staged;  // host sources of async copies, alive until Sync
   for (size_t i = 0; i < tensors_.size(); ++i) {
     TensorBuffers& b = tensors_[i];
     if (b.copies.empty()) continue;
     std::string text;
-    if (!cuda::FillRandom(b.copies[0].get(), ToElemType(b.spec.dtype), b.spec.elements(), TensorSeed(seed, i),
-                          ToInitParams(b.spec), gpu_->stream(), &text))
+    if (b.spec.init.dist == "partition") {
+      if (!PartitionBytes(b.spec, TensorSeed(seed, i), &staged.emplace_back(), &err->message)) return false;
+      if (!Ck(d.cuMemcpyHtoDAsync(b.copies[0].ptr(), staged.back().data(), b.spec.bytes(), gpu_->stream()),
+              "copy partition", err))
+        return false;
+    } else if (!cuda::FillRandom(b.copies[0].get(), ToElemType(b.spec.dtype), b.spec.elements(),
+                                 TensorSeed(seed, i), ToInitParams(b.spec), gpu_->stream(), &text)) {
       return gpu_->HelperFailed(text, err);
+    }
     for (size_t c = 1; c < b.copies.size(); ++c)
       if (!Ck(d.cuMemcpyDtoDAsync(b.copies[c].ptr(), b.copies[0].ptr(), b.spec.bytes(), gpu_->stream()),
               "copy inputs", err))

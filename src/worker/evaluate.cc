@@ -206,17 +206,21 @@ EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const Progre
   ConfigBuffers buffers;
   BoundKernel golden, candidate, incumbent;
   int golden_instance = 0, cand_instance = 0;
+  // Inputs are filled before the instances are added: a library call may plan from their values.
+  const uint64_t first_seed = cmd.seeds.empty() ? 0 : cmd.seeds[0];
   if (!buffers.Allocate(gpu, config, &err) || !golden.Init(gpu, cmd.golden, config, &err) ||
       !candidate.Init(gpu, cmd.candidate, config, &err) ||
       (!cmd.incumbent.empty() && !incumbent.Init(gpu, cmd.incumbent, config, &err)) ||
-      !golden.AddInstance(buffers.GoldenBindings(), &golden_instance, &err) ||
+      !buffers.Fill(first_seed, &err) || !golden.AddInstance(buffers.GoldenBindings(), &golden_instance, &err) ||
       !candidate.AddInstance(buffers.CandidateBindings(0), &cand_instance, &err))
     return Failed(reply, err);
 
   reply.correctness.ok = true;
   for (size_t k = 0; k < cmd.seeds.size(); ++k) {
     std::string seed_name = fmt::format("seed {} of {}", k + 1, cmd.seeds.size());
-    if (!buffers.Fill(cmd.seeds[k], &err)) return Failed(reply, err);
+    if (k > 0 && (!buffers.Fill(cmd.seeds[k], &err) || !golden.InputsChanged(&err) ||
+                  !candidate.InputsChanged(&err)))
+      return Failed(reply, err);
     progress(cmd.golden.label + " on " + config.name + ", " + seed_name, 0);
     if (!buffers.ResetTruth(&err) || !golden.Enqueue(golden_instance, &err) || !gpu->Sync(golden.label(), &err))
       return Failed(reply, err);

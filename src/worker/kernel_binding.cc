@@ -149,6 +149,15 @@ bool BoundKernel::EncodeTensorMap(const ResolvedTensorMap& m, const TensorBindin
             "encode tensor map " + m.name, err);
 }
 
+bool BoundKernel::InputsChanged(GpuError* err) {
+  for (const auto& inst : instances_) {
+    std::string why;
+    if (inst->library && !inst->library->InputsChanged(&why))
+      return Fail(err, "library reference " + kernel_.library + ": " + why);
+  }
+  return true;
+}
+
 bool BoundKernel::AddInstance(const TensorBindings& tensors, int* instance, GpuError* err) {
   auto inst = std::make_unique<Instance>();
   if (!kernel_.library.empty()) {

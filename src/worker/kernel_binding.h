@@ -23,6 +23,9 @@ class BoundKernel {
   // its index through `instance`.
   bool AddInstance(const TensorBindings& tensors, int* instance, GpuError* err);
   int instances() const { return static_cast<int>(instances_.size()); }
+  // After the inputs were refilled from a new seed: library calls that plan from input values
+  // plan again (kernels read their inputs when launched and need nothing).
+  bool InputsChanged(GpuError* err);
   // Enqueues the launch sequence of `instance` on the context's stream (workspaces marked zero
   // are cleared first, as part of the sequence).
   bool Enqueue(int instance, GpuError* err);

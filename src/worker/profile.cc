@@ -56,7 +56,7 @@ ProfileReply Profile(GpuContext* gpu, const ProfileCommand& cmd, const ProgressF
   BoundKernel kernel;
   int instance = 0;
   if (!buffers.Allocate(gpu, config, &err) || !kernel.Init(gpu, cmd.kernel, config, &err) ||
-      !kernel.AddInstance(buffers.CandidateBindings(0), &instance, &err) || !buffers.Fill(cmd.seed, &err) ||
+      !buffers.Fill(cmd.seed, &err) || !kernel.AddInstance(buffers.CandidateBindings(0), &instance, &err) ||
       !buffers.ResetResults(0, &err))
     return Failed(reply, err);
 

@@ -252,6 +252,49 @@ TEST(OperatorSpec, EveryFieldIsChecked) {
   }
 }
 
+// tiny_scale with a third tensor, `sizes` (8 parts of N), initialised by `init`.
+Loaded LoadWithPartition(Json init, const std::string& dtype = "i32") {
+  return LoadEdited([&](Json& j) {
+    j["tensors"].push_back({{"name", "sizes"}, {"role", "input"}, {"dtype", dtype}, {"shape", {"8"}}, {"init", init}});
+  });
+}
+
+TEST(OperatorSpec, PartitionInitLoads) {
+  Loaded r = LoadWithPartition({{"dist", "partition"}, {"total", "N"}, {"multiple", 8}, {"min", 16}});
+  ASSERT_TRUE(r.ok) << r.Report();
+  const InitSpec& init = r.spec.tensors[2].init;
+  EXPECT_EQ(init.dist, "partition");
+  EXPECT_EQ(init.total_expr, "N");
+  EXPECT_EQ(init.multiple, 8);
+  EXPECT_EQ(init.part_min, 16);
+  Loaded defaults = LoadWithPartition({{"dist", "partition"}, {"total", 1000}});
+  ASSERT_TRUE(defaults.ok) << defaults.Report();
+  EXPECT_EQ(defaults.spec.tensors[2].init.multiple, 1);
+  EXPECT_EQ(defaults.spec.tensors[2].init.part_min, 0);
+}
+
+TEST(OperatorSpec, PartitionInitErrorsNameTheField) {
+  const Json base = {{"dist", "partition"}, {"total", "N"}, {"multiple", 8}};
+  auto with = [&](const char* key, Json value) {
+    Json j = base;
+    j[key] = std::move(value);
+    return j;
+  };
+  ExpectError(LoadWithPartition(with("total", "N + 1")), "tensors[2].init.total",
+              "under config 'small': total 1001 is not a multiple of 8");
+  ExpectError(LoadWithPartition(with("total", "M")), "tensors[2].init.total", "unknown name 'M'");
+  ExpectError(LoadWithPartition(with("total", "N - 2000")), "tensors[2].init.total", "must be at least 0");
+  ExpectError(LoadWithPartition(with("multiple", 0)), "tensors[2].init.multiple", "at least 1");
+  ExpectError(LoadWithPartition(with("multiple", 2.5)), "tensors[2].init.multiple", "integer");
+  ExpectError(LoadWithPartition(with("min", 200)), "tensors[2].init.total", "8 parts of at least 200 exceed total 1000");
+  ExpectError(LoadWithPartition(with("minimum", 1)), "tensors[2].init.minimum", "unknown field");
+  ExpectError(LoadWithPartition(base, "f32"), "tensors[2].init.dist", "partition needs an integer dtype");
+  ExpectError(LoadWithPartition(base, "u8"), "tensors[2].init.total", "does not fit u8");
+  Json no_total = base;
+  no_total.erase("total");
+  ExpectError(LoadWithPartition(no_total), "tensors[2].init.total", "missing");
+}
+
 TEST(OperatorSpec, LooseToleranceIsAllowedForDistributionChecks) {
   Loaded r = LoadEdited([](Json& j) {
     j["tolerance"]["rel_l2"] = 2.0;

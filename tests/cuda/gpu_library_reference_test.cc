@@ -73,6 +73,20 @@ TEST(GpuLibraryReference, BatchedGemmBf16MatchesCpu) {
   }
 }
 
+// Each expert's rows of C against a CPU product with that expert's weights.
+void ExpectGroupsMatch(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
+                       const std::vector<int32_t>& sizes, int n, int k) {
+  int row = 0;
+  for (size_t e = 0; e < sizes.size(); ++e) {
+    if (sizes[e] == 0) continue;
+    const std::vector<float> ae(a.begin() + row * k, a.begin() + (row + sizes[e]) * k);
+    const std::vector<float> be(b.begin() + e * k * n, b.begin() + (e + 1) * k * n);
+    const std::vector<float> ce(c.begin() + row * n, c.begin() + (row + sizes[e]) * n);
+    EXPECT_LT(RelativeError(ce, MatMul(ae, be, sizes[e], n, k)), 1e-2) << "expert " << e;
+    row += sizes[e];
+  }
+}
+
 TEST(GpuLibraryReference, GroupedGemmBf16MatchesCpuWithAnEmptyGroup) {
   FORGEK_SKIP_WITHOUT_GPU();
   const int experts = 3, tokens = 40, n = 24, k = 32;
@@ -84,16 +98,30 @@ TEST(GpuLibraryReference, GroupedGemmBf16MatchesCpuWithAnEmptyGroup) {
   t.Add("group_sizes", DType::i32, {experts}, sizes);
   t.AddOutput("C", DType::bf16, {tokens, n}, 2);
   ASSERT_EQ(RunReference("cublas.grouped_gemm_bf16", t), "");
-  const auto c = FromBf16(t.Read<__nv_bfloat16>("C"));
-  int row = 0;
-  for (int e = 0; e < experts; ++e) {
-    if (sizes[e] == 0) continue;
-    const std::vector<float> ae(a.begin() + row * k, a.begin() + (row + sizes[e]) * k);
-    const std::vector<float> be(b.begin() + e * k * n, b.begin() + (e + 1) * k * n);
-    const std::vector<float> ce(c.begin() + row * n, c.begin() + (row + sizes[e]) * n);
-    EXPECT_LT(RelativeError(ce, MatMul(ae, be, sizes[e], n, k)), 1e-2) << "expert " << e;
-    row += sizes[e];
-  }
+  ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), sizes, n, k);
+}
+
+// A new seed brings new group sizes: InputsChanged plans the groups again.
+TEST(GpuLibraryReference, GroupedGemmReplansWhenTheSizesChange) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int experts = 3, tokens = 40, n = 24, k = 32;
+  const auto a = Rounded(Values(tokens * k, 11)), b = Rounded(Values(experts * k * n, 12));
+  DeviceTensors t;
+  t.Add("A", DType::bf16, {tokens, k}, ToBf16(a));
+  t.Add("B", DType::bf16, {experts, k, n}, ToBf16(b));
+  t.Add("group_sizes", DType::i32, {experts}, std::vector<int32_t>{10, 0, 30});
+  t.AddOutput("C", DType::bf16, {tokens, n}, 2);
+  std::string err;
+  auto ref = MakeLibraryReference("cublas.grouped_gemm_bf16", &err);
+  ASSERT_TRUE(ref) << err;
+  ASSERT_TRUE(ref->Prepare({}, t.map(), {}, &err)) << err;
+  const std::vector<int32_t> sizes = {24, 16, 0};
+  ASSERT_EQ(cudaMemcpy(t.map().at("group_sizes").ptr, sizes.data(), sizeof(int32_t) * experts, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  ASSERT_TRUE(ref->InputsChanged(&err)) << err;
+  ASSERT_TRUE(ref->Launch(nullptr, &err)) << err;
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), sizes, n, k);
 }
 
 TEST(GpuLibraryReference, GroupedGemmRejectsSizesThatDoNotCoverA) {

@@ -115,6 +115,28 @@ TEST(WorkerProtocol, EvaluateCommandRoundTrip) {
   EXPECT_EQ(back.incumbent.library, "cublas.gemm_bf16");
 }
 
+TEST(WorkerProtocol, PartitionInitRoundTrip) {
+  EvaluateCommand c = SampleCommand();
+  WireTensor sizes;
+  sizes.name = "group_sizes";
+  sizes.dtype = DType::i32;
+  sizes.shape = {8};
+  sizes.init.dist = "partition";
+  sizes.init.total = 16384;
+  sizes.init.multiple = 8;
+  sizes.init.part_min = 256;
+  c.config.tensors.push_back(sizes);
+  EvaluateCommand back;
+  std::string err;
+  ASSERT_TRUE(FromJson(json::parse(ToJson(c).dump()), &back, &err)) << err;
+  ASSERT_EQ(back.config.tensors.size(), 3u);
+  const InitSpec& init = back.config.tensors[2].init;
+  EXPECT_EQ(init.dist, "partition");
+  EXPECT_EQ(init.total, 16384);
+  EXPECT_EQ(init.multiple, 8);
+  EXPECT_EQ(init.part_min, 256);
+}
+
 TEST(WorkerProtocol, BadEvaluateNamesTheField) {
   json j = ToJson(SampleCommand());
   j["config"]["tensors"][1]["dtype"] = "f128";

@@ -1,6 +1,6 @@
-// The worker on a real GPU: golden vs reference on every shipped operator, planted failures get
-// the right outcome while the worker keeps serving, and the harness's copy timing vs a cold
-// nvbench-style measurement.
+// The worker on a real GPU: golden vs reference and golden vs seed on every shipped operator,
+// planted failures get the right outcome while the worker keeps serving, and the harness's copy
+// timing vs a cold nvbench-style measurement.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -41,10 +41,9 @@ TEST(GpuWorker, ProbeAndCalibrateReportTheDevice) {
   EXPECT_GT(peaks.bf16_tflops, 50);
 }
 
-// Every shipped operator: its reference (library call or expert kernel) agrees with its golden on
-// every config and two fresh seeds.
-TEST(GpuWorker, GoldenAgreesWithReferenceOnEveryConfigOfEveryOperator) {
-  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+// Checks, for every shipped operator, the kernel `pick` chooses against the golden on every config
+// and two fresh seeds (correctness only), printing one line per config under `tag`.
+void ExpectEveryOperatorCorrect(const char* tag, KernelUnderTest (*pick)(Compiler&, const OperatorSpec&)) {
   Compiler compiler(NoCache());
   WorkerEvaluatorOptions opts;
   opts.command = testing::WorkerCommand();
@@ -57,15 +56,33 @@ TEST(GpuWorker, GoldenAgreesWithReferenceOnEveryConfigOfEveryOperator) {
     EvalRequest req;
     req.op = &op;
     req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-    req.candidate = testing::Reference(compiler, op);
+    req.candidate = pick(compiler, op);
     req.time = false;
     req.seeds = 2;
     EvalResult r = ev.Evaluate(req);
-    EXPECT_EQ(r.outcome, Outcome::faster) << op.name << ": " << OutcomeName(r.outcome) << ": " << r.detail;
+    EXPECT_EQ(r.outcome, Outcome::faster) << op.name << " (" << tag << "): " << OutcomeName(r.outcome) << ": "
+                                          << r.detail;
     for (const ConfigResult& c : r.configs)
-      std::printf("[ golden   ] %s %s rel_l2 %.3g max_abs %.3g\n", op.name.c_str(), c.config.c_str(),
+      std::printf("[ %-8s ] %s %s rel_l2 %.3g max_abs %.3g\n", tag, op.name.c_str(), c.config.c_str(),
                   c.correctness.rel_l2, c.correctness.max_abs);
   }
+}
+
+// Every shipped operator: its reference (library call or expert kernel) agrees with its golden on
+// every config and two fresh seeds.
+TEST(GpuWorker, GoldenAgreesWithReferenceOnEveryConfigOfEveryOperator) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectEveryOperatorCorrect("golden", [](Compiler& compiler, const OperatorSpec& op) {
+    return testing::Reference(compiler, op);
+  });
+}
+
+// Every shipped operator's seed (where an empty store starts) is correct on every config.
+TEST(GpuWorker, SeedIsCorrectOnEveryConfigOfEveryOperator) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectEveryOperatorCorrect("seed", [](Compiler& compiler, const OperatorSpec& op) {
+    return CompileKernel(compiler, op.dir + "/" + op.seed, "seed");
+  });
 }
 
 struct Planted {

@@ -17,16 +17,6 @@
 
 namespace forgek::testing {
 
-// The forgek binary: $FORGEK_BIN, else beside the test binary (the device runs carried copies
-// there), else the one this build made.
-inline std::string ForgekBinary() {
-  if (const char* env = std::getenv("FORGEK_BIN")) return env;
-  std::string self = SelfExecutablePath();
-  std::string sibling = self.substr(0, self.rfind('/') + 1) + "forgek";
-  if (access(sibling.c_str(), X_OK) == 0) return sibling;
-  return FORGEK_BINARY;
-}
-
 inline std::vector<std::string> WorkerCommand() { return {ForgekBinary(), "worker"}; }
 
 // Empty when the worker can open a GPU; else the worker's reason.

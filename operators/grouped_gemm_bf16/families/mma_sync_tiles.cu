@@ -1,8 +1,8 @@
 /* forgek
 {
-  "name": "grouped_gemm_bf16_mma_128x256",
+  "name": "grouped_gemm_bf16_mma_sync_tiles",
   "mechanisms": ["cp_async", "mma_sync"],
-  "params": {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4},
+  "params": {"BM": [64, 128], "BN": [128, 256], "BK": 32, "WM": 64, "WN": 64, "STAGES": [3, 4]},
   "let": {"threads": "(BM/WM)*(BN/WN)*32",
           "smem_bytes": "STAGES*(BM*BK + BK*BN)*2"},
   "constraints": ["BM % WM == 0", "BN % WN == 0",
@@ -19,10 +19,10 @@
   ]
 }
 */
-// Expert reference for grouped_gemm_bf16 (no library call fits the operator's group-size rule, see
-// operator.json): an mma.sync tensor-core grouped GEMM with 128x256 block tiles (8 warps of 64x64,
-// BK 32, a 4-stage cp.async ring, ~96 KiB of shared memory). For expert e, rows
-// [start_e, end_e) of A and C form an ordinary [rows_e, K]·[K, N] GEMM with B[e].
+// A grouped_gemm_bf16 family (the operator's reference before cuBLAS grouped GEMM could be called
+// with sizes that sum to T): an mma.sync tensor-core grouped GEMM with BM x BN block tiles (warps
+// of 64x64, BK 32, a STAGES-deep cp.async ring; 128x256 with 4 stages takes ~96 KiB of shared
+// memory). For expert e, rows [start_e, end_e) of A and C form an ordinary [rows_e, K]·[K, N] GEMM with B[e].
 //
 // Grid: blockIdx.x enumerates the M-tiles of all experts one after another (expert 0's
 // ceil(rows_0/BM) tiles, then expert 1's, ...); ceil(T/BM) + E slots always suffice because each
