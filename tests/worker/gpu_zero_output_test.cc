@@ -47,15 +47,21 @@ TEST(GpuZeroOutput, EveryOperatorRejectsAnAllZeroOutput) {
     CompileRequest req{"zeros.cu", zeros.source, "sm90", {}};
     CompileResult compiled = compiler.CompileNow(req);
     ASSERT_TRUE(compiled.ok) << compiled.Summary();
-    EvalRequest ereq;
-    ereq.op = &op;
-    ereq.golden = testing::CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-    ereq.candidate = {"zeros", "", compiled.cubin, zeros.manifest, {}};
-    ereq.time = false;
-    EvalResult r = ev.Evaluate(ereq);
-    EXPECT_EQ(r.outcome, Outcome::wrong) << op.name << ": an all-zero output got " << OutcomeName(r.outcome) << ": "
-                                         << r.detail;
-    std::printf("[ zeros    ] %s -> %s\n", op.name.c_str(), OutcomeName(r.outcome));
+    const KernelUnderTest golden = testing::CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+    // One config at a time: the evaluator stops at the first wrong config, and every config must
+    // reject zeros on its own.
+    for (const ConfigSpec& config : op.configs) {
+      EvalRequest ereq;
+      ereq.op = &op;
+      ereq.golden = golden;
+      ereq.candidate = {"zeros", "", compiled.cubin, zeros.manifest, {}};
+      ereq.configs = {config.name};
+      ereq.time = false;
+      EvalResult r = ev.Evaluate(ereq);
+      EXPECT_EQ(r.outcome, Outcome::wrong) << op.name << " " << config.name << ": an all-zero output got "
+                                           << OutcomeName(r.outcome) << ": " << r.detail;
+      std::printf("[ zeros    ] %s %s -> %s\n", op.name.c_str(), config.name.c_str(), OutcomeName(r.outcome));
+    }
   }
 }
 

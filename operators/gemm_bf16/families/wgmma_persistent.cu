@@ -1,0 +1,948 @@
+/* forgek
+{
+  "name": "gemm_wgmma_persistent",
+  "mechanisms": ["tma", "tma_store", "tma_multicast", "wgmma", "mbarrier_pipeline", "warp_specialization",
+                 "setmaxnreg", "persistent_grid", "thread_block_cluster", "split_k", "cluster_dsmem"],
+  "params": {"BM": [128], "BN": [256], "STAGES": [3, 4], "CLUSTER_M": [1],
+             "GROUP_M": [8, 16], "EPI": [1, 2], "L2P": [0],
+             "SBN": [64, 128], "SK_CTAS": [128], "S_STAGES": [6, 8], "S_L2P": [0],
+             "S_BK": [64, 128], "S_CONS": [1, 2], "S_CA": [1], "S_HINT": [0, 1], "S_KINT": [0],
+             "S_LEAN": [0], "SK_TAIL": [0]},
+  "let": {
+    "skinny": "M <= 64",
+    "split_k": "min(8, pow2(log2(max(1, SK_CTAS / max(1, N / SBN)))))",
+    "a_rows": "skinny*(64 / S_CA) + (1 - skinny)*BM",
+    "b_rows": "skinny*S_BK + (1 - skinny)*64",
+    "tiles_m": "ceil_div(M, BM)",
+    "units": "tiles_m / CLUSTER_M * (N / BN)",
+    "staging": "(EPI == 1)*2*16384 + (EPI == 2)*2*BN*128",
+    "smem_big": "STAGES*(BM + BN)*128 + staging + 2048",
+    "sk_slot": "(64 + SBN)*S_BK*2",
+    "smem_skinny": "S_STAGES*sk_slot + 2048",
+    "smem_bytes": "skinny*smem_skinny + (1 - skinny)*smem_big",
+    "ctas": "skinny*(N / SBN)*split_k + (1 - skinny)*min(units, 132 / CLUSTER_M)*CLUSTER_M",
+    "cluster_x": "skinny*split_k*S_CA + (1 - skinny)*CLUSTER_M",
+    "threads": "skinny*(128 + 128*S_CONS) + (1 - skinny)*384",
+    "sk_on": "(1 - skinny)*SK_TAIL"
+  },
+  "constraints": ["BM * BN == 128*256",
+                  "smem_big <= 232448",
+                  "smem_skinny <= 232448",
+                  "64*(SBN + 8)*4 <= S_STAGES*sk_slot",
+                  "S_CONS == 1 || SBN >= 128", "SBN / S_CONS < 256 || S_BK <= 128",
+                  "N % BN == 0", "N % SBN == 0", "K % 64 == 0",
+                  "skinny || tiles_m % CLUSTER_M == 0",
+                  "SK_TAIL == 0 || CLUSTER_M == 1",
+                  "!skinny || K % (S_BK*split_k) == 0",
+                  "!skinny || ((N / SBN) % S_CA == 0 && split_k*S_CA <= 8)"],
+  "workspaces": [
+    {"name": "sk_part", "bytes": "sk_on*ctas*BM*BN*4", "zero": false},
+    {"name": "sk_flag", "bytes": "sk_on*ctas*2*4", "zero": true}
+  ],
+  "tensor_maps": [
+    {"name": "tmA", "tensor": "A", "box": ["a_rows", "64"], "swizzle": "128B"},
+    {"name": "tmB", "tensor": "B", "box": ["b_rows", "64"], "swizzle": "128B"},
+    {"name": "tmA_p", "tensor": "A", "box": ["a_rows", "64"], "swizzle": "128B", "l2_promotion": "256B"},
+    {"name": "tmB_p", "tensor": "B", "box": ["b_rows", "64"], "swizzle": "128B", "l2_promotion": "256B"},
+    {"name": "tmC", "tensor": "C", "box": ["64", "64"], "swizzle": "128B"}
+  ],
+  "launches": [
+    {"kernel": "gemm_wgmma_persistent",
+     "grid": ["ctas"], "block": ["threads"], "cluster": ["cluster_x", 1, 1],
+     "smem": "smem_bytes",
+     "args": ["tmA", "tmB", "tmA_p", "tmB_p", "tmC", "C", "M", "N", "K", "skinny", "split_k",
+              "sk_part", "sk_flag"]}
+  ]
+}
+*/
+// Hopper GEMM C[M,N] = A[M,K] · B[K,N] (bf16 in, fp32 accumulate, bf16 out) with two paths in one
+// kernel, chosen per shape by the manifest (`skinny` = M <= 64) and passed in as a uniform argument:
+//
+// Big path (M > 64): persistent and warp-specialised.
+//   The grid holds one block per SM (132 on H200), in clusters of CLUSTER_M; cluster u walks the
+//   "units" u, u + #clusters, ... of a grouped raster (GROUP_M unit-rows at a time, column-major
+//   inside a group, so the clusters resident together share A row-panels and B column-panels in
+//   L2). A unit is CLUSTER_M vertically adjacent BM x BN tiles, one per block of the cluster.
+//   Warpgroup 0 is the producer (setmaxnreg.dec): one thread issues the TMA loads of every k-tile of
+//   every tile of its block into a STAGES-deep ring, running ahead across tile boundaries, so the
+//   ring is already full when the consumers start the next tile (no pipeline fill per tile).
+//   Warpgroups 1 and 2 are consumers (setmaxnreg.inc), cooperating on one tile: consumer c owns rows
+//   [c*BM/2, (c+1)*BM/2) and all BN columns. With CLUSTER_M = 2 the two blocks' tiles share their
+//   B tile: each block loads half of the 64-column B panels and multicasts them to both blocks.
+//   Epilogue (EPI): 0 = registers straight to global memory (bf16x2 stores; kept in the code, out
+//                       of the domain: 5-9% slower than 1 on H200);
+//                   1 = registers -> 128B-swizzled shared staging -> TMA store (asynchronous: the
+//                       consumer goes on with the next tile while the copy engine writes C), in
+//                       rounds of 64 rows x 128 columns through 16 KiB of staging per consumer;
+//                   2 = the same with staging for 64 rows x BN columns (one round per 64-row slice,
+//                       more shared memory, so fewer STAGES fit).
+//   SK_TAIL = 1 (CLUSTER_M = 1 only; correct on every config on H200 but 7-11% slower at 4096^3 and
+//   no faster at 8192^3, so the domain is pinned to 0; see "Measured" below): stream-K for the tail
+//   ("data-parallel + one-tile stream-K", Osama et al. 2023). With T tiles on G = gridDim.x
+//   blocks, W = T / G full waves and R = T % G (R > 0, W >= 1), the first (W - 1)*G tiles stay
+//   data-parallel (block b: tiles b, b + G, ...), and the last S = G + R tiles are stream-K: their
+//   S * k_tiles iterations, linearised as (tile, k-tile) with the k-tile fastest, are cut into G
+//   contiguous ranges, block b taking
+//   [b*S*k_tiles/G, (b+1)*S*k_tiles/G). A range holds >= k_tiles iterations, so it is at most
+//   [the end of one tile] + [whole tiles] + [the start of one tile], and every tile is shared by at
+//   most 2 blocks. E.g. 4096^3, 128x256: T = 512, W = 3, R = 116: 264 tiles data-parallel (2 per
+//   block), then 248 tiles x 64 k-tiles = 15872 iterations, 120-121 per block (~1.88 tiles), so
+//   the kernel lasts ~3.88 tile times instead of 4.
+//   Fix-up: the block that owns a tile's k-tile 0 finishes it. A block whose range starts inside
+//   a tile (always its first stream-K segment) computes its part, writes the fp32 accumulators to
+//   its slot of the workspace `sk_part` (fragment order, float4 per thread, coalesced) and sets
+//   its flag in `sk_flag` to 1 (st.release.gpu after a __threadfence and a consumer barrier); it
+//   writes no C. The owner of k-tile 0 reaches that tile at the end of its range, spins until the
+//   flags of the next block(s) read 1 (ld.acquire.gpu), resets them to 0, adds their partials
+//   (ld.global.cg) and runs the normal epilogue. A block waits only on higher-numbered blocks, and
+//   only for work they do first, so the waits cannot deadlock: all G blocks are resident (one per
+//   SM, grid <= #SMs). The flags are zeroed before every launch by the harness (manifest:
+//   "zero": true; the reset only makes the kernel self-cleaning, so that it stays correct where a
+//   workspace is not re-zeroed). Per consumer warpgroup one flag and one half of the partial, so
+//   the two consumers never wait for each other. Workspaces: sk_part [G][2][BM/2 x BN] fp32
+//   (17 MB for G = 132; poisoned, never read before its flag is set), sk_flag [G][2] u32.
+//   The producer walks the same (tile, k-range) sequence and loads exactly those k-tiles.
+//
+// Skinny path (M <= 64, e.g. M = 64, N = K = 8192, bound by streaming B once from DRAM):
+//   split-K over a cluster. N/SBN column tiles x split_k K-slices give ~SK_CTAS blocks (split_k a
+//   power of two <= 8), so that many SMs stream B, each reading SBN*2 contiguous bytes per row of B.
+//   A cluster holds split_k x S_CA blocks: the split_k blocks of one column tile sum their partials
+//   through distributed shared memory; the S_CA column tiles of one K-slice share A, each block
+//   loading 64/S_CA rows of every A box and multicasting them (cross-block empty barriers as in the
+//   big path). A block has 1 producer warpgroup and S_CONS consumer warpgroups (block size
+//   128 + 128*S_CONS); consumer c owns SBN/S_CONS columns. A ring slot holds S_BK k: B arrives as
+//   SBN/64 boxes of S_BK x 64 (one TMA per 64-column panel), A as S_BK/64 boxes of 64 x 64.
+//   Each block computes a 64 x SBN fp32 partial over its K-slice (K-slices contiguous, or with
+//   S_KINT = 1 interleaved slot by slot between the split_k blocks), parks it in its own shared
+//   memory, and after a cluster barrier block r sums rows [r*64/split_k, (r+1)*64/split_k) of all
+//   split_k partials through distributed shared memory and writes them to C as bf16. No workspace,
+//   no second launch. S_LEAN = 1 (not yet measured): prefetch the tensor maps, and with split_k = 1
+//   store the accumulators straight to C (no shared partial, no cluster barriers).
+//   S_HINT = 1: B loads carry an L2 evict_first policy (B is read once), A loads evict_last. This is
+//   the big win (45.9 -> 41.4 us). Likely reason (not profiled): the timing harness flushes L2 with a
+//   memset, so L2 starts full of dirty lines, and normal-priority B fills evict (write back) them
+//   while the kernel streams.
+//
+// Measured on H200 (2026-11-29, table in ../README.md), against cuBLAS in the same process:
+//   big path 128x256, STAGES 3, EPI 1: 0.99x at 4096^3, 1.01-1.02x at 8192^3; cluster 2 is on par
+//   only because the remote empty-barrier arrivals use .release.cta (with .release.cluster it was
+//   1.6-1.9x slower). SK_TAIL = 1 (second session): 4096^3 195-200 us vs 178-183 us with SK_TAIL 0
+//   (cuBLAS 177), 8192^3 on par with SK_TAIL 0; the no-memset variant (flags self-reset) is the
+//   same, so the per-launch memset of the flags is not the cost. Likely reason (not profiled): the
+//   stream-K blocks sit at scattered k offsets (block b starts at k-tile 120.24*b mod 64), so blocks
+//   sharing an A row-panel or B column-panel no longer read it in k lockstep as a data-parallel wave
+//   does, and the stream-K phase (working set 48 MB at 4096^3, ~84 MB at 8192^3, L2 50 MB) runs
+//   ~1.3-1.4x slower per k-tile, eating the 3% the balanced tail saves. CUTLASS's sm90 stream-K
+//   scheduler splits the stream-K units into up to 8 groups so that unit j of every group covers
+//   the same k extents, for this reason; that, or stream-K over the last partial wave only (a
+//   smaller region), would be the next thing to try.
+//   Skinny path, best SBN 64, no split (128 blocks), S_STAGES 8, S_HINT 1:
+//   40.8 us vs cuBLAS 43.0 us (1.056x). Clusters of 4 or more blocks are 54-61 us whatever they do
+//   (split 4, or split 2 x S_CA 2, or S_CA 4): presumably not all 32 such clusters of
+//   one-block-per-SM blocks fit on the GPCs at once.
+//
+// Shared-memory layout (after 256 B of mbarriers; data 1024-aligned for the 128-byte swizzle):
+//   big ring slot:     A [BM][64 k]               K-major, one 128 B row per m (box BM x 64 of tmA)
+//                      B [BN/64][64 k][64 n]      N-major, one 128 B row per k (64 x 64 boxes of tmB);
+//                                                 wgmma reads B transposed (tnsp-b = 1)
+//   skinny ring slot:  A [S_BK/64][64][64 k]      (boxes 64/S_CA x 64 of tmA)
+//                      B [SBN/64][S_BK k][64 n]   (boxes S_BK x 64 of tmB; wgmma LBO = S_BK*128)
+//   big path, EPI > 0: 2 consumers x kEpiPanels staging panels [64 rows][64 n] bf16
+//   skinny path, after the mainloop: the ring is reused for the fp32 partial [64][SBN + 8].
+// Rows of A past M are zero-filled by TMA; rows of C past M are never written.
+// L2P (big path) and S_L2P (skinny path) pick the loads' tensor maps: 0 = no L2 promotion,
+// 1 = 256-byte L2 promotion (each 128 B row of a box fetches its 256 B-aligned neighbourhood into
+// L2, which the next panel's box then hits).
+#include <cuda_bf16.h>
+#if defined(__CUDACC_RTC__)
+// NVRTC cannot include cuda.h (it pulls in stdlib.h). The driver's CUtensorMap is 128 opaque bytes
+// aligned to 64, which is all a kernel needs to receive one by value.
+typedef struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; } CUtensorMap;
+#else
+#include <cuda.h>  // CUtensorMap
+#endif
+
+typedef unsigned long long u64;
+
+constexpr int kBK = 64;                        // k per ring slot: one 128 B swizzle row of bf16
+constexpr int kPanelBytes = 64 * kBK * 2;      // one 64 x 64 bf16 box: 8 KiB
+constexpr int kMaxStages = 8;                  // barrier slots reserved (full + empty)
+constexpr int kBarrierBytes = 256;             // 2 * kMaxStages mbarriers of 8 B, padded
+constexpr unsigned kProducerRegs = 40;         // 128*40 + 256*232 <= 65536 registers of the SM
+constexpr unsigned kConsumerRegs = 232;
+
+// Big path: per ring slot A [BM][64] and B [BN/64][64][64]; a consumer owns BM/2 rows.
+constexpr int kBigABytes = BM * kBK * 2;
+constexpr int kBigBBytes = BN * kBK * 2;
+constexpr int kBigRows = BM / 2;               // rows of the tile one consumer owns
+constexpr int kBigMI = kBigRows / 64;          // m64 wgmmas per k16 step (1 or 2)
+constexpr int kEpiPanels = EPI == 2 ? BN / 64 : 2;         // 64-column panels per epilogue round
+constexpr int kStagingBytes = kEpiPanels * kPanelBytes;  // per consumer: [kEpiPanels][64 rows][64 n] bf16
+
+// Skinny path: per ring slot (S_BK k) A [S_BK/64][64][64] and B [SBN/64][S_BK][64]; consumer c of
+// S_CONS owns SBN/S_CONS columns.
+constexpr int kSkABytes = 64 * S_BK * 2;
+constexpr int kSkBBytes = SBN * S_BK * 2;
+constexpr int kSkPanel = S_BK * 128;           // one B panel [S_BK k][64 n]: the wgmma LBO
+constexpr int kSkCols = SBN / S_CONS;
+constexpr int kSkARows = 64 / S_CA;            // rows of each A box this block loads and multicasts
+constexpr int kRedPitch = SBN + 8;             // floats per row of the fp32 partial (bank spread)
+
+static_assert(STAGES <= kMaxStages && S_STAGES <= kMaxStages, "barrier slots");
+static_assert(64 * kRedPitch * 4 <= S_STAGES * (kSkABytes + kSkBBytes), "partial must fit in the ring");
+static_assert(kSkCols == 64 || kSkCols == 128 || kSkCols == 256, "consumer wgmma width");
+
+__device__ __forceinline__ unsigned smem_addr(const void* p)
+{
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarriers: TMA completes bytes on `full`, consumers arrive on `empty`.
+__device__ __forceinline__ void mbar_init(u64* bar, unsigned arrivals)
+{
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(arrivals) : "memory");
+}
+// Make initialised barriers visible to the async proxy (TMA) and to the rest of the cluster.
+__device__ __forceinline__ void fence_barrier_init()
+{
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// One arrival that also announces `bytes` more bytes the phase must receive before it completes.
+__device__ __forceinline__ void mbar_arrive_expect_tx(u64* bar, unsigned bytes)
+{
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u64* bar)
+{
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Arrive on the barrier at the same shared-memory offset in block `cta` of the cluster. The
+// default .release.cta semantics suffice (the arrival only says "my wgmmas no longer read this
+// slot", and wgmma.wait_group has already retired them); .release.cluster would add a cluster-scope
+// fence to every k-tile of the consumer's critical path.
+__device__ __forceinline__ void mbar_arrive_cluster(u64* bar, unsigned cta)
+{
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+// Spin until the phase with parity `parity` has completed. A fresh barrier counts as having just
+// completed a phase of parity 1, so waiting for parity 1 on it returns at once.
+__device__ __forceinline__ void mbar_wait(u64* bar, unsigned parity)
+{
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// ---- TMA. Coordinates are innermost first (column, row), in elements.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u64* bar, int col, int row)
+{
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(smem_addr(dst)), "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar))
+      : "memory");
+}
+// Written to the same offset in every block of `cta_mask`, completing bytes on each block's `bar`.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, u64* bar, int col, int row,
+                                                      unsigned short cta_mask)
+{
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+// The same two loads with an L2 cache-policy operand (createpolicy below).
+__device__ __forceinline__ void tma_load_2d_hint(void* dst, const CUtensorMap* map, u64* bar, int col, int row,
+                                                 u64 policy)
+{
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_2d_multicast_hint(void* dst, const CUtensorMap* map, u64* bar, int col,
+                                                           int row, unsigned short cta_mask, u64 policy)
+{
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "h"(cta_mask), "l"(policy)
+      : "memory");
+}
+// Fetch a tensor map (a __grid_constant__ kernel parameter) into the descriptor cache ahead of its
+// first TMA.
+__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map)
+{
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(map)) : "memory");
+}
+__device__ __forceinline__ u64 policy_evict_first()
+{
+  u64 p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ u64 policy_evict_last()
+{
+  u64 p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+// Shared -> global box copy, tracked in this thread's bulk async-group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int col, int row)
+{
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<u64>(map)),
+               "r"(col), "r"(row), "r"(smem_addr(src))
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// The shared source of every committed store has been read (the staging buffer may be rewritten).
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// Every committed store has completed.
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Order this thread's generic-proxy shared-memory accesses with later async-proxy ones (TMA).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Barrier `id` (1..15) over `count` threads, not the whole block.
+__device__ __forceinline__ void named_bar_sync(int id, int count)
+{
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// ---- clusters
+__device__ __forceinline__ unsigned cluster_cta_rank()
+{
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster arrives, then waits for all the others; shared-memory
+// writes before it are visible cluster-wide after it.
+__device__ __forceinline__ void cluster_sync()
+{
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// 16 B from the same shared-memory offset in block `cta` of the cluster (distributed shared memory).
+__device__ __forceinline__ float4 ld_dsmem_f4(const void* local, unsigned cta)
+{
+  float4 v;
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(smem_addr(local)), "r"(cta)
+      : "memory");
+  return v;
+}
+
+template <unsigned REGS>
+__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+template <unsigned REGS>
+__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+
+// ---- wgmma: a warpgroup multiplies operands read from shared memory through 64-bit descriptors
+// (start address, leading / stride byte offsets, swizzle mode); both use the 128-byte swizzle.
+__device__ __forceinline__ u64 smem_descriptor(const void* p, unsigned lbo_bytes, unsigned sbo_bytes)
+{
+  return (u64)((smem_addr(p) & 0x3FFFF) >> 4) | (u64)((lbo_bytes >> 4) & 0x3FFF) << 16 |
+         (u64)((sbo_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;  // 128-byte swizzle
+}
+// A [rows][64 k], K-major: 8-row atoms are 1024 B apart (SBO); a k16 slice (32 B) never leaves its
+// 128 B row, so the leading offset is unused.
+__device__ __forceinline__ u64 desc_a(const void* p) { return smem_descriptor(p, 16, 1024); }
+// B [panels][64 k][64 n], N-major: a k row is 128 B, 8 k rows form a 1024 B atom (SBO), the next 64
+// columns are one panel further on (LBO).
+__device__ __forceinline__ u64 desc_b(const void* p) { return smem_descriptor(p, kPanelBytes, 1024); }
+// Order register / shared accesses before the asynchronous wgmma reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// One k16 step: D[64 x N] (N/2 fp32 per thread) += A[64 x 16] · B[16 x N].
+template <int N>
+__device__ __forceinline__ void wgmma_k16(float* d, u64 da, u64 db);
+
+// D[64x64] += A[64x16] (K-major smem) * B[16x64] (N-major smem: tnsp-b = 1); scale-d = 1.
+template <>
+__device__ __forceinline__ void wgmma_k16<64>(float* d, unsigned long long da, unsigned long long db)
+{
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+// D[64x128] += A[64x16] (K-major smem) * B[16x128] (N-major smem: tnsp-b = 1); scale-d = 1.
+template <>
+__device__ __forceinline__ void wgmma_k16<128>(float* d, unsigned long long da, unsigned long long db)
+{
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+// D[64x256] += A[64x16] (K-major smem) * B[16x256] (N-major smem: tnsp-b = 1); scale-d = 1.
+template <>
+__device__ __forceinline__ void wgmma_k16<256>(float* d, unsigned long long da, unsigned long long db)
+{
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1));
+}
+
+// wgmma accumulator fragment of a 64-row slice: float i of thread (warp w of the warpgroup, lane l)
+// is D[16w + l/4 + 8*((i/2)%2)][8*(i/4) + 2*(l%4) + i%2]; floats 4j+2h, 4j+2h+1 are two adjacent
+// columns of row 16w + l/4 + 8h.
+
+// ================================ big path: persistent, warp-specialised ========================
+
+// Flags of the stream-K fix-up (global memory, GPU scope).
+__device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v)
+{
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p)
+{
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// The work of one block, as a sequence of (unit, k-tiles [kb, ke)): first the data-parallel units
+// u0, u0 + step, ... < dp_end (whole k range), then (SK_TAIL only) its stream-K range [it, it_end)
+// of the linearised (tile, k-tile) space of the tiles from sk_first on. With SK_TAIL = 0 the
+// stream-K range is empty and this is the plain persistent loop over every unit.
+struct TileWalk {
+  int u, dp_end, step;  // data-parallel units
+  int it, it_end;       // stream-K iterations: tile sk_first + it / k_tiles, k-tile it % k_tiles
+  int sk_first, k_tiles;
+
+  __device__ __forceinline__ bool next(int* unit, int* kb, int* ke)
+  {
+    if (u < dp_end) {
+      *unit = u;
+      *kb = 0;
+      *ke = k_tiles;
+      u += step;
+      return true;
+    }
+    if (SK_TAIL && it < it_end) {
+      const int t = it / k_tiles;
+      *unit = sk_first + t;
+      *kb = it - t * k_tiles;
+      *ke = min(k_tiles, *kb + (it_end - it));
+      it += *ke - *kb;
+      return true;
+    }
+    return false;
+  }
+};
+
+// First stream-K iteration of block b: ranges are [sk_start(b), sk_start(b + 1)).
+__device__ __forceinline__ int sk_start(int b, int sk_iters, int blocks)
+{
+  return (int)((long long)b * sk_iters / blocks);
+}
+
+// Unit index -> top-left corner of this block's BM x BN tile. Units form a grid of
+// (tiles_m / CLUSTER_M) x (N / BN); they are walked GROUP_M unit-rows at a time, column-major inside
+// a group; block `rank` of the cluster takes tile-row rank of the unit's CLUSTER_M tile-rows.
+__device__ __forceinline__ void unit_tile(int u, int units_m, int units_n, unsigned rank, int* m0, int* n0)
+{
+  const int per_group = GROUP_M * units_n;
+  const int first = (u / per_group) * GROUP_M;
+  const int rows = min(units_m - first, GROUP_M);
+  const int in_group = u % per_group;
+  *m0 = ((first + in_group % rows) * CLUSTER_M + (int)rank) * BM;
+  *n0 = (in_group / rows) * BN;
+}
+
+__device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorMap* tmB, const CUtensorMap* tmC,
+                                         __nv_bfloat16* __restrict__ C, int M, int N, int K, unsigned char* base,
+                                         u64* full, u64* empty, float* __restrict__ sk_part, unsigned* sk_flag)
+{
+  unsigned char* const sA = base;                          // [STAGES][BM][64] bf16
+  unsigned char* const sB = base + STAGES * kBigABytes;    // [STAGES][BN/64][64][64] bf16
+  unsigned char* const sStage = sB + STAGES * kBigBBytes;  // EPI > 0: [2 consumers][kEpiPanels][64][64] bf16
+
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;  // 0: producer, 1 and 2: consumers
+  const unsigned rank = CLUSTER_M > 1 ? cluster_cta_rank() : 0;
+  const int units_m = (M + BM - 1) / BM / CLUSTER_M, units_n = N / BN, units = units_m * units_n;
+  const int cluster_id = blockIdx.x / CLUSTER_M, clusters = gridDim.x / CLUSTER_M;
+  const int k_tiles = K / kBK;
+
+  // Schedule (SK_TAIL: see the header; CLUSTER_M == 1 there, so a unit is a tile and a cluster a block).
+  int dp_units = units, sk_iters = 0;
+  if (SK_TAIL) {
+    const int waves = units / clusters, rem = units % clusters;
+    if (waves >= 1 && rem != 0) {
+      dp_units = (waves - 1) * clusters;
+      sk_iters = (units - dp_units) * k_tiles;
+    }
+  }
+  const TileWalk walk0 = {cluster_id, dp_units, clusters, sk_start(cluster_id, sk_iters, clusters),
+                          sk_start(cluster_id + 1, sk_iters, clusters), dp_units, k_tiles};
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full[s], 1);               // the producer's arrive.expect_tx; the bytes come from TMA
+      mbar_init(&empty[s], 2 * CLUSTER_M);  // both consumers of every block of the cluster
+    }
+    fence_barrier_init();
+  }
+  // No block may arrive on, or multicast into, a peer whose barriers are not initialised yet.
+  if (CLUSTER_M > 1) cluster_sync();
+  else __syncthreads();
+
+  if (wg == 0) {
+    // ---------------- producer: one thread streams k-tiles of every tile into the ring ----------
+    setmaxnreg_dec<kProducerRegs>();
+    if (tid == 0) {
+      int s = 0;
+      unsigned phase = 0;
+      TileWalk walk = walk0;
+      int u, kb, ke;
+      while (walk.next(&u, &kb, &ke)) {
+        int m0, n0;
+        unit_tile(u, units_m, units_n, rank, &m0, &n0);
+        for (int kt = kb; kt < ke; ++kt) {
+          // The slot's previous fill must have been released by the consumers of every block that
+          // it is multicast into; the first pass over the ring is free.
+          mbar_wait(&empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&full[s], kBigABytes + kBigBBytes);  // own A + all B panels
+          tma_load_2d(sA + s * kBigABytes, tmA, &full[s], kt * kBK, m0);  // A[m0 : m0+BM, k : k+64]
+#pragma unroll
+          for (int p = 0; p < BN / 64; ++p) {  // B[k : k+64, n0+64p : n0+64p+64]
+            unsigned char* dst = sB + s * kBigBBytes + p * kPanelBytes;
+            if (CLUSTER_M == 1) tma_load_2d(dst, tmB, &full[s], n0 + p * 64, kt * kBK);
+            else if (p % CLUSTER_M == (int)rank)
+              tma_load_2d_multicast(dst, tmB, &full[s], n0 + p * 64, kt * kBK, (1u << CLUSTER_M) - 1);
+          }
+          if (++s == STAGES) { s = 0; phase ^= 1; }
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers: both warpgroups on one tile, BM/2 rows each -------------------
+    setmaxnreg_inc<kConsumerRegs>();
+    const int c = wg - 1;
+    const int lt = tid % 128, warp = lt / 32, lane = lt % 32;
+    unsigned char* const stage = sStage + c * kStagingBytes;
+
+    // With a cluster the peer's producer multicasts into our slot too, so its empty barrier must
+    // hear from us as well.
+    auto release_slot = [&](int slot) {
+      if (lt != 0) return;
+      if (CLUSTER_M == 1) mbar_arrive(&empty[slot]);
+      else
+        for (unsigned cta = 0; cta < CLUSTER_M; ++cta) mbar_arrive_cluster(&empty[slot], cta);
+    };
+
+    // Stream-K partial of (block b, consumer c): [kBigMI][BN/8][128 threads] float4, i.e. this
+    // consumer's accumulator fragment, 4 floats per thread per store, a warp writing 512 B at once.
+    constexpr int kPartF4 = kBigMI * (BN / 8) * 128;  // float4 per consumer slot
+    auto part_slot = [&](int b) { return reinterpret_cast<float4*>(sk_part) + (size_t)(2 * b + c) * kPartF4; };
+
+    int s = 0;
+    unsigned phase = 0;
+    TileWalk walk = walk0;
+    int u, kb, ke;
+    while (walk.next(&u, &kb, &ke)) {
+      int m0, n0;
+      unit_tile(u, units_m, units_n, rank, &m0, &n0);
+      const int row0 = m0 + c * kBigRows;  // first row of C this consumer owns
+
+      float acc[kBigMI][BN / 2];  // [64-row slice][fragment of a 64 x BN wgmma]
+#pragma unroll
+      for (int mi = 0; mi < kBigMI; ++mi)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+
+      int prev = 0;
+      for (int kt = kb; kt < ke; ++kt) {
+        mbar_wait(&full[s], phase);  // this fill of slot s has landed
+        const unsigned char* a = sA + s * kBigABytes + c * kBigRows * 128;  // [BM/2][64] of this consumer
+        const unsigned char* b = sB + s * kBigBBytes;                       // [BN/64][64][64]
+        wgmma_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < kBK / 16; ++k16)  // A: 16 k = 32 B along a row; B: 16 k rows = 2048 B
+#pragma unroll
+          for (int mi = 0; mi < kBigMI; ++mi)
+            wgmma_k16<BN>(acc[mi], desc_a(a + mi * 64 * 128 + k16 * 32), desc_b(b + k16 * 16 * 128));
+        wgmma_commit();
+        // Keep this k-tile's wgmmas in flight; the previous k-tile's are done, so its slot is free.
+        wgmma_wait<1>();
+        if (kt > kb) release_slot(prev);
+        prev = s;
+        if (++s == STAGES) { s = 0; phase ^= 1; }
+      }
+      wgmma_wait<0>();
+      release_slot(prev);  // the producer may already be filling the ring for the next tile
+
+      if (SK_TAIL && kb > 0) {
+        // Stream-K, not the tile's first k-tiles: park the partial for the owner of k-tile 0 and
+        // flag it; no epilogue here.
+        float4* dst = part_slot(cluster_id);
+#pragma unroll
+        for (int mi = 0; mi < kBigMI; ++mi)
+#pragma unroll
+          for (int q = 0; q < BN / 8; ++q)
+            __stcg(dst + (mi * (BN / 8) + q) * 128 + lt,
+                   make_float4(acc[mi][4 * q], acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]));
+        __threadfence();
+        named_bar_sync(1 + c, 128);  // every thread's part is written (and fenced)
+        if (lt == 0) st_release_gpu(&sk_flag[2 * cluster_id + c], 1);
+        continue;
+      }
+      if (SK_TAIL && ke < k_tiles) {
+        // Stream-K, we own k-tile 0 but the tile goes on in the next block(s): add their partials.
+        const int tile_end = (u - dp_units + 1) * k_tiles;  // end of this tile's iterations
+        for (int b = cluster_id + 1; b < clusters && sk_start(b, sk_iters, clusters) < tile_end; ++b) {
+          if (lt == 0) {
+            while (ld_acquire_gpu(&sk_flag[2 * b + c]) != 1) {
+            }
+            // Back to 0 for the next launch. The harness zeroes the flags before every launch anyway;
+            // this only makes the kernel self-cleaning where a workspace is not re-zeroed.
+            sk_flag[2 * b + c] = 0;
+          }
+          __syncwarp();
+          named_bar_sync(1 + c, 128);  // the flag was seen: the partial is visible to all of us
+          const float4* src = part_slot(b);
+#pragma unroll
+          for (int mi = 0; mi < kBigMI; ++mi)
+#pragma unroll
+            for (int q = 0; q < BN / 8; ++q) {
+              const float4 v = __ldcg(src + (mi * (BN / 8) + q) * 128 + lt);
+              acc[mi][4 * q] += v.x;
+              acc[mi][4 * q + 1] += v.y;
+              acc[mi][4 * q + 2] += v.z;
+              acc[mi][4 * q + 3] += v.w;
+            }
+        }
+      }
+
+      if (EPI == 0) {
+        // Straight to global: each warp writes 8 rows x 16 B per store instruction.
+#pragma unroll
+        for (int mi = 0; mi < kBigMI; ++mi)
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int row = row0 + mi * 64 + warp * 16 + lane / 4 + 8 * h;
+              const int col = n0 + j * 8 + 2 * (lane % 4);
+              if (row < M)
+                *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) =
+                    __floats2bfloat162_rn(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+            }
+      } else {
+        // Through shared staging and TMA stores, 64 rows x 64*kEpiPanels columns per round. Staging panel
+        // [64 rows][64 n] bf16 with the 128-byte swizzle: (r, n) lives at r*128 + ((n/8) ^ (r%8))*16
+        // + (n%8)*2. A warp's 32 bf16x2 writes cover 8 rows (r%8 = lane/4) x one 16 B chunk each,
+        // so they hit 32 different banks.
+#pragma unroll
+        for (int mi = 0; mi < kBigMI; ++mi)
+#pragma unroll
+          for (int part = 0; part < BN / 64 / kEpiPanels; ++part) {
+            if (lt == 0) bulk_wait_read_all();  // the previous round's stores have read the staging
+            named_bar_sync(1 + c, 128);
+#pragma unroll
+            for (int jj = 0; jj < 8 * kEpiPanels; ++jj)  // 8-column group jj of this round's columns
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int j = part * 8 * kEpiPanels + jj;
+                const int r = warp * 16 + lane / 4 + 8 * h;
+                unsigned char* dst = stage + (jj / 8) * kPanelBytes + r * 128 + (((jj % 8) ^ (lane / 4)) * 16) +
+                                     4 * (lane % 4);
+                *reinterpret_cast<__nv_bfloat162*>(dst) =
+                    __floats2bfloat162_rn(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+              }
+            fence_proxy_async_smem();  // make the generic writes visible to the TMA engine
+            named_bar_sync(1 + c, 128);
+            if (lt == 0) {
+              const int row = row0 + mi * 64, col = n0 + part * 64 * kEpiPanels;
+#pragma unroll
+              for (int p = 0; p < kEpiPanels; ++p)  // C[row : row+64, col+64p : col+64p+64]
+                tma_store_2d(tmC, stage + p * kPanelBytes, col + 64 * p, row);
+              bulk_commit();
+            }
+          }
+      }
+    }
+    if (EPI != 0 && lt == 0) bulk_wait_all();  // the staging must outlive the last stores
+  }
+
+  // A block must outlive the peer's last arrivals on its empty barriers and multicasts into it.
+  if (CLUSTER_M > 1) {
+    __syncwarp();  // the producer warp diverged around its loader thread; the barrier is .aligned
+    cluster_sync();
+  }
+}
+
+// ================================ skinny path: split-K over a cluster ===========================
+
+// Cluster layout (cluster_x = split_k * S_CA blocks, 1-D): rank = colj * split_k + kq. The split_k
+// blocks with the same colj share one 64 x SBN column tile of C and sum their K-slices through
+// distributed shared memory; the S_CA blocks with the same kq read the same K-slice of A, so each
+// loads 64/S_CA rows of every A box and multicasts them to the others.
+__device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtensorMap* tmB,
+                                            __nv_bfloat16* __restrict__ C, int M, int N, int K, int split_k,
+                                            unsigned char* base, u64* full, u64* empty)
+{
+  unsigned char* const sA = base;                             // [S_STAGES][S_BK/64][64][64] bf16
+  unsigned char* const sB = base + S_STAGES * kSkABytes;      // [S_STAGES][SBN/64][S_BK][64] bf16
+  float* const red = reinterpret_cast<float*>(base);          // after the mainloop: [64][kRedPitch] fp32
+
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
+  const unsigned rank = cluster_cta_rank();
+  const int cluster_size = split_k * S_CA;
+  const int kq = (int)rank % split_k;                          // which K-slice this block sums
+  const int colj = (int)rank / split_k;                        // which column tile of the cluster
+  const int n0 = ((int)blockIdx.x / cluster_size * S_CA + colj) * SBN;  // C[0:64, n0 : n0+SBN]
+  const int kt_count = K / S_BK / split_k;                     // ring slots of this block
+
+  if (tid == 0) {
+    if (S_LEAN) {
+      prefetch_tensormap(tmA);
+      prefetch_tensormap(tmB);
+    }
+    for (int s = 0; s < S_STAGES; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], S_CONS * S_CA);  // every consumer of every block our A multicast reaches
+    }
+    fence_barrier_init();
+  }
+  // With A multicast, peers write into our ring and arrive on our barriers: they must be initialised.
+  if (S_CA > 1) cluster_sync();
+  else __syncthreads();
+
+  if (wg == 0) {
+    // ---------------- producer ----------------
+    setmaxnreg_dec<kProducerRegs>();
+    if (tid == 0) {
+      u64 pol_a = 0, pol_b = 0;
+      if (S_HINT) { pol_a = policy_evict_last(); pol_b = policy_evict_first(); }
+      unsigned short a_mask = 0;
+      for (int j = 0; j < S_CA; ++j) a_mask |= (unsigned short)(1u << (kq + split_k * j));
+      int s = 0;
+      unsigned phase = 0;
+      for (int i = 0; i < kt_count; ++i) {
+        const int k0 = (S_KINT ? i * split_k + kq : kq * kt_count + i) * S_BK;
+        mbar_wait(&empty[s], phase ^ 1);
+        mbar_arrive_expect_tx(&full[s], kSkABytes + kSkBBytes);
+#pragma unroll
+        for (int kb = 0; kb < S_BK / 64; ++kb) {  // A[r0 : r0+64/S_CA, k0+64kb : k0+64kb+64]
+          unsigned char* dst = sA + s * kSkABytes + kb * kPanelBytes + colj * kSkARows * 128;
+          const int col = k0 + kb * 64, row = colj * kSkARows;
+          if (S_CA == 1) {
+            if (S_HINT) tma_load_2d_hint(dst, tmA, &full[s], col, row, pol_a);
+            else tma_load_2d(dst, tmA, &full[s], col, row);
+          } else {
+            if (S_HINT) tma_load_2d_multicast_hint(dst, tmA, &full[s], col, row, a_mask, pol_a);
+            else tma_load_2d_multicast(dst, tmA, &full[s], col, row, a_mask);
+          }
+        }
+#pragma unroll
+        for (int p = 0; p < SBN / 64; ++p) {  // B[k0 : k0+S_BK, n0+64p : n0+64p+64]
+          unsigned char* dst = sB + s * kSkBBytes + p * kSkPanel;
+          if (S_HINT) tma_load_2d_hint(dst, tmB, &full[s], n0 + p * 64, k0, pol_b);
+          else tma_load_2d(dst, tmB, &full[s], n0 + p * 64, k0);
+        }
+        if (++s == S_STAGES) { s = 0; phase ^= 1; }
+      }
+    }
+    __syncwarp();
+    if (split_k > 1 || !S_LEAN) {
+      cluster_sync();  // partials parked
+      cluster_sync();  // partials consumed: peers no longer read our shared memory
+    } else if (S_CA > 1) {
+      cluster_sync();  // peers no longer arrive on our barriers
+    }
+  } else {
+    // ---------------- consumers: 64 rows x SBN/S_CONS columns each ----------------
+    setmaxnreg_inc<kConsumerRegs>();
+    const int c = wg - 1;
+    const int lt = tid % 128, warp = lt / 32, lane = lt % 32;
+
+    // The slot is also filled by the A multicasts of our peers: release it to all of them.
+    auto release_slot = [&](int slot) {
+      if (lt != 0) return;
+      if (S_CA == 1) mbar_arrive(&empty[slot]);
+      else
+        for (int j = 0; j < S_CA; ++j) mbar_arrive_cluster(&empty[slot], (unsigned)(kq + split_k * j));
+    };
+
+    float acc[kSkCols / 2];  // fragment of a 64 x kSkCols wgmma
+#pragma unroll
+    for (int i = 0; i < kSkCols / 2; ++i) acc[i] = 0.0f;
+
+    int s = 0, prev = 0;
+    unsigned phase = 0;
+    for (int i = 0; i < kt_count; ++i) {
+      mbar_wait(&full[s], phase);
+      const unsigned char* a = sA + s * kSkABytes;                                // [S_BK/64][64][64]
+      const unsigned char* b = sB + s * kSkBBytes + c * (kSkCols / 64) * kSkPanel;  // our panels
+      // Descriptors of the slot's first k16 step; later steps add their byte offset / 16 to the
+      // start-address field (no carry: every address stays below 256 KiB).
+      const u64 da = desc_a(a), db = smem_descriptor(b, kSkPanel, 1024);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < S_BK / 16; ++kk)  // A: box kk/4, 32 B per k16; B: 16 k rows = 2048 B
+        wgmma_k16<kSkCols>(acc, da + (u64)(((kk / 4) * kPanelBytes + (kk % 4) * 32) >> 4),
+                           db + (u64)((kk * 2048) >> 4));
+      wgmma_commit();
+      wgmma_wait<1>();
+      if (i > 0) release_slot(prev);
+      prev = s;
+      if (++s == S_STAGES) { s = 0; phase ^= 1; }
+    }
+    wgmma_wait<0>();
+    if (S_LEAN && split_k == 1) {
+      // No K split: straight from the accumulators to C (bf16x2 stores, 8 rows x 16 B per warp
+      // store instruction).
+#pragma unroll
+      for (int j = 0; j < kSkCols / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = warp * 16 + lane / 4 + 8 * h;
+          const int col = n0 + c * kSkCols + j * 8 + 2 * (lane % 4);
+          if (r < M)
+            *reinterpret_cast<__nv_bfloat162*>(C + (size_t)r * N + col) =
+                __floats2bfloat162_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        }
+      if (S_CA > 1) {
+        __syncwarp();
+        cluster_sync();  // no block exits while a peer may still arrive on its barriers
+      }
+      return;
+    }
+    // Every fill has landed (ours and the peers' multicasts into us) and every consumer has finished
+    // reading the ring: reuse it for the fp32 partial [64][kRedPitch].
+    fence_proxy_async_smem();
+    named_bar_sync(3, 128 * S_CONS);
+#pragma unroll
+    for (int j = 0; j < kSkCols / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = warp * 16 + lane / 4 + 8 * h;
+        const int col = c * kSkCols + j * 8 + 2 * (lane % 4);
+        *reinterpret_cast<float2*>(red + r * kRedPitch + col) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
+    cluster_sync();  // every block's partial is complete and visible cluster-wide
+
+    // Block kq sums rows [kq*rows, (kq+1)*rows) of its column tile over the split_k partials; a
+    // thread takes 4 adjacent columns at a time (16 B from each peer, 8 B of bf16 to C).
+    const int rows = 64 / split_k;
+    const int groups = rows * (SBN / 4);
+    for (int g = tid - 128; g < groups; g += 128 * S_CONS) {
+      const int r = kq * rows + g / (SBN / 4);
+      const int c4 = (g % (SBN / 4)) * 4;
+      const float* src = red + r * kRedPitch + c4;
+      // Issue every peer's load before the first add, so their latencies overlap.
+      float4 v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q < split_k) v[q] = ld_dsmem_f4(src, (unsigned)(colj * split_k + q));
+      float4 sum = v[0];
+#pragma unroll
+      for (int q = 1; q < 8; ++q)
+        if (q < split_k) { sum.x += v[q].x; sum.y += v[q].y; sum.z += v[q].z; sum.w += v[q].w; }
+      if (r < M) {
+        __nv_bfloat162 lo = __floats2bfloat162_rn(sum.x, sum.y), hi = __floats2bfloat162_rn(sum.z, sum.w);
+        uint2 packed;
+        packed.x = *reinterpret_cast<unsigned*>(&lo);
+        packed.y = *reinterpret_cast<unsigned*>(&hi);
+        *reinterpret_cast<uint2*>(C + (size_t)r * N + n0 + c4) = packed;
+      }
+    }
+    __syncwarp();
+    cluster_sync();  // no block exits while a peer may still read its partial or arrive on its barriers
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+gemm_wgmma_persistent(const __grid_constant__ CUtensorMap tmA,    // A [M, K], box a_rows x 64
+                      const __grid_constant__ CUtensorMap tmB,    // B [K, N], box 64 x 64
+                      const __grid_constant__ CUtensorMap tmA_p,  // the same with 256 B L2 promotion
+                      const __grid_constant__ CUtensorMap tmB_p,
+                      const __grid_constant__ CUtensorMap tmC,  // C [M, N], box 64 x 64 (EPI > 0)
+                      __nv_bfloat16* __restrict__ C,            // [M, N] row-major
+                      int M, int N, int K, int skinny, int split_k,
+                      float* __restrict__ sk_part,  // SK_TAIL: [blocks][2 consumers] stream-K partials, fp32
+                      unsigned* sk_flag)            // SK_TAIL: [blocks][2 consumers] "partial ready", zeroed
+{
+  extern __shared__ unsigned char smem_raw[];
+  // mbarriers first; the data after them 1024-aligned (the 128-byte swizzle repeats every 1024 B
+  // and wgmma assumes atoms start 1024-aligned). The offset is the same in every block of a cluster,
+  // as multicast and distributed shared memory require.
+  u64* const full = reinterpret_cast<u64*>(smem_raw);
+  u64* const empty = full + kMaxStages;
+  unsigned char* const base = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<u64>(smem_raw) + kBarrierBytes + 1023) & ~1023ull);
+  const bool promote = skinny ? S_L2P : L2P;
+  const CUtensorMap* const mapA = promote ? &tmA_p : &tmA;
+  const CUtensorMap* const mapB = promote ? &tmB_p : &tmB;
+  if (skinny) skinny_path(mapA, mapB, C, M, N, K, split_k, base, full, empty);
+  else big_path(mapA, mapB, &tmC, C, M, N, K, base, full, empty, sk_part, sk_flag);
+}
