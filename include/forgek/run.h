@@ -26,6 +26,7 @@ struct RunOptions {
   int seeds = 2;             // fresh seeds for correctness
   double deadline_s = 10;    // per launch
   double min_gain = 0.01;    // a seal must be at least 1% faster beyond noise
+  int confirm = 3;           // `faster` candidates confirmed at most, best first, until one holds
   bool allow_seal = true;
   std::vector<std::string> configs;  // evaluate only these (sealing then needs every config: off)
   std::string resume_run;    // continue this run's history
@@ -70,6 +71,7 @@ struct RunSummary {
   std::vector<ConfigComparison> configs;
   std::vector<std::string> decisions_learned;  // one line each
   std::string seal_id;        // "" when nothing was sealed
+  std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
   std::string seal_reason;    // why it was sealed, or why not
   double wall_s = 0;
   double candidates_per_minute = 0;

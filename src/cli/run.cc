@@ -31,6 +31,7 @@ struct RunArgs {
   int batch = 4;
   bool compile_only = false;
   bool no_seal = false;
+  int confirm = 3;
   uint64_t seed = 1;
   int seeds = 2;
   double deadline_s = 10;
@@ -194,6 +195,7 @@ void Run(Context& ctx, const RunArgs& a) {
   opts.seeds = a.seeds;
   opts.deadline_s = a.deadline_s;
   opts.allow_seal = !a.no_seal;
+  opts.confirm = a.confirm;
   opts.configs = a.configs;
   opts.resume_run = a.resume;
   for (const std::string& c : a.configs)
@@ -271,6 +273,10 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--compile-only", a->compile_only, "Run the agent and the compiler only (no GPU): checks an LLM setup");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal, even when a candidate wins");
+  cmd->add_option("--confirm", a->confirm,
+                  "Candidates rated faster that are re-measured, best first, until one holds and is sealed")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search")->capture_default_str();
   cmd->add_option("--seeds", a->seeds, "Fresh input seeds for the correctness check (at least 2)")
       ->check(CLI::Range(2, 16))

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -335,14 +336,19 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     a.outcome = result.outcome;
     a.feedback = result.detail;
     a.geomean_speedup = Timed(result.outcome) ? result.geomean_speedup : 0;
-    if (Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0)) {
+    const bool new_best = Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
+    if (new_best || result.outcome == Outcome::faster) {
       KernelUnderTest kernel;
       kernel.label = "attempt " + std::to_string(a.iteration);
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
-      have_best_ = true;
-      best_ = Best{p, kernel, result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
+      Best candidate{p, kernel, result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
+      if (result.outcome == Outcome::faster) KeepWinner(candidate);
+      if (new_best) {
+        have_best_ = true;
+        best_ = std::move(candidate);
+      }
     }
   }
   std::string attempt_id;
@@ -397,6 +403,16 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
   summary_->best_speedup_vs_expert = n ? std::exp(log_vs_expert / n) : 0;
 }
 
+void RunState::KeepWinner(const Best& candidate) {
+  const size_t keep = static_cast<size_t>(std::max(opts_.confirm, 1));
+  auto at = std::find_if(winners_.begin(), winners_.end(), [&](const Best& w) {
+    return candidate.result.geomean_speedup > w.result.geomean_speedup;
+  });
+  if (at == winners_.end() && winners_.size() >= keep) return;
+  winners_.insert(at, candidate);
+  if (winners_.size() > keep) winners_.pop_back();
+}
+
 bool RunState::SealBest(std::string* err) {
   if (!opts_.allow_seal) {
     summary_->seal_reason = "sealing disabled (--no-seal)";
@@ -406,29 +422,57 @@ bool RunState::SealBest(std::string* err) {
     summary_->seal_reason = "run limited to some configs (--config); a seal must serve every config";
     return true;
   }
+  // A search measurement can be lucky: each winner, best first, is confirmed before it is sealed,
+  // and the next one gets its chance when a confirmation does not hold.
+  std::string reasons;
+  bool shown = false;
+  for (const Best& winner : winners_) {
+    bool sealed = false;
+    std::string why;
+    EvalResult confirmation;
+    if (!ConfirmAndSeal(winner, &confirmation, &sealed, &why, err)) return false;
+    if (sealed) return true;
+    // The summary's per-config table shows the first confirmation that failed: the best winner's.
+    if (!shown && Timed(confirmation.outcome)) {
+      FillConfigComparisons(confirmation);
+      shown = true;
+    }
+    reasons += (reasons.empty() ? "" : "; ") + std::string("attempt ") + std::to_string(winner.iteration + 1) +
+               " (" + Fmt3(winner.result.geomean_speedup) + "x in the search): " + why;
+  }
+  summary_->seal_reason = "not sealed: " + std::to_string(winners_.size()) +
+                          (winners_.size() == 1 ? " candidate" : " candidates") +
+                          " faster in the search, none held on confirmation: " + reasons;
+  return true;
+}
+
+bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, bool* sealed, std::string* why,
+                              std::string* err) {
+  *sealed = false;
   // Confirmation on fresh seeds with a fresh timing: a lucky measurement is not sealed.
   EvalRequest req;
   req.op = &op_;
-  req.candidate = best_.kernel;
+  req.candidate = winner.kernel;
   req.incumbent = incumbent_.kernel;
   req.golden = golden_;
   req.seeds = opts_.seeds + 1;
   req.deadline_s = opts_.deadline_s;
-  EvalResult confirmation = services_.evaluator->Evaluate(req);
+  *confirmation_out = services_.evaluator->Evaluate(req);
+  const EvalResult& confirmation = *confirmation_out;
   SealVerdict verdict = DecideSeal(confirmation, op_.configs.size(), opts_.min_gain);
-  if (Timed(confirmation.outcome)) FillConfigComparisons(confirmation);
   if (!verdict.seal) {
-    summary_->seal_reason = "not sealed: " + verdict.reason;
+    *why = verdict.reason;
     return true;
   }
+  FillConfigComparisons(confirmation);
   SealRecord seal;
   seal.operator_name = op_.name;
   seal.arch = opts_.arch;
-  seal.candidate_hash = best_.hash;
-  seal.params_json = ParamsJson(best_.proposal.params);
+  seal.candidate_hash = winner.hash;
+  seal.params_json = ParamsJson(winner.proposal.params);
   seal.parent = incumbent_.seal_id;
   seal.run_id = run_id_;
-  seal.cubin_sha256 = best_.cubin_sha256;
+  seal.cubin_sha256 = winner.cubin_sha256;
   seal.toolchain = "nvrtc " + Compiler::NvrtcVersion();
   seal.driver = driver_;
   seal.device = device_;
@@ -446,9 +490,9 @@ bool RunState::SealBest(std::string* err) {
                        {"sol_pct", c.sol_pct}});
   }
   seal.geomean_speedup = std::exp(log_sum / static_cast<double>(confirmation.configs.size()));
-  seal.metadata_json = nlohmann::json{{"family", best_.proposal.family},
-                                      {"mechanisms", best_.proposal.candidate.manifest.mechanisms},
-                                      {"rationale", best_.proposal.rationale},
+  seal.metadata_json = nlohmann::json{{"family", winner.proposal.family},
+                                      {"mechanisms", winner.proposal.candidate.manifest.mechanisms},
+                                      {"rationale", winner.proposal.rationale},
                                       {"incumbent", incumbent_.label},
                                       {"verdict", verdict.reason},
                                       {"configs", configs}}
@@ -458,6 +502,8 @@ bool RunState::SealBest(std::string* err) {
   if (services_.store && !services_.store->AddSeal(seal, err)) return false;
   summary_->seal_id = seal.id;
   summary_->seal_reason = "sealed: " + verdict.reason;
+  summary_->sealed_candidate_hash = winner.hash;
+  *sealed = true;
   return true;
 }
 
@@ -475,7 +521,7 @@ bool RunState::Finish(std::string* err) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {
     summary_->seal_reason = "not sealed: no candidate was correct and timed";
-  } else if (best_.result.outcome != Outcome::faster) {
+  } else if (winners_.empty()) {
     summary_->seal_reason = "not sealed: no candidate beat the incumbent (best " + Fmt3(best_.result.geomean_speedup) + "x)";
   } else if (!SealBest(err)) {
     return false;

@@ -54,6 +54,11 @@ class RunState {
                      std::string* attempt_id, std::string* err);
   void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
   bool SealBest(std::string* err);
+  // Confirms `winner` on fresh seeds with a fresh timing (into *confirmation) and seals it if the
+  // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
+  bool ConfirmAndSeal(const Best& winner, EvalResult* confirmation, bool* sealed, std::string* why,
+                      std::string* err);
+  void KeepWinner(const Best& candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
 
@@ -77,6 +82,7 @@ class RunState {
   int since_best_ = 0;
   bool have_best_ = false;
   Best best_;
+  std::vector<Best> winners_;  // the best `faster` candidates, best first, at most opts_.confirm
 };
 
 }  // namespace forgek

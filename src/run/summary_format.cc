@@ -84,6 +84,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
+                      {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
+                                                                           : nlohmann::json(s.sealed_candidate_hash)},
                       {"seal_reason", s.seal_reason},
                       {"wall_s", s.wall_s},
                       {"candidates_per_minute", s.candidates_per_minute}};

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "forgek/builtin_agent.h"
 #include "forgek/store.h"
 #include "scripted_evaluator.h"
@@ -152,6 +154,73 @@ TEST(RunLoop, NothingSealedWhenNoCandidateBeatsTheIncumbent) {
   bool found = true;
   ASSERT_TRUE(store.LatestSeal("toy", "sm90", &seal, &found, &err));
   EXPECT_FALSE(found);
+}
+
+// A confirmation request is the one with one more seed than the search's (RunOptions::seeds = 2).
+bool IsConfirmation(const std::vector<EvalRequest>& requests) {
+  return !requests.empty() && requests.back().seeds == 3;
+}
+
+int Work(const KernelUnderTest& k) { return static_cast<int>(k.params.at("TILE") * k.params.at("UNROLL")); }
+
+TEST(RunLoop, WhenTheBestFailsItsConfirmationTheNextWinnerIsSealed) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  // The fastest instance (TILE*UNROLL = 16) was lucky in the search: re-measured, it regresses on
+  // the large config. Every other instance measures the same both times.
+  std::vector<EvalRequest>* requests = nullptr;
+  ScriptedEvaluator evaluator([&](const KernelUnderTest& k, const std::string& config) {
+    if (k.library.empty() && Work(k) == 16 && config == "large" && IsConfirmation(*requests)) return 150.0;
+    return Model(k, config);
+  });
+  requests = &evaluator.requests;
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 10;  // every instance of the toy space
+  RunSummary s;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+
+  ASSERT_EQ(s.best_params.at("TILE") * s.best_params.at("UNROLL"), 16) << "the search's best is the lucky one";
+  ASSERT_FALSE(s.seal_id.empty()) << s.seal_reason;
+  EXPECT_NE(s.sealed_candidate_hash, s.best_candidate_hash);
+  SealRecord seal;
+  bool found = false;
+  ASSERT_TRUE(store.GetSeal(s.seal_id, &seal, &found, &err)) << err;
+  ASSERT_TRUE(found);
+  const nlohmann::json params = nlohmann::json::parse(seal.params_json);
+  EXPECT_EQ(params.at("TILE").get<int>() * params.at("UNROLL").get<int>(), 8) << seal.params_json;
+  int confirmations = 0;
+  for (const EvalRequest& r : evaluator.requests) confirmations += r.seeds == 3;
+  EXPECT_EQ(confirmations, 2) << "the best, then the runner-up";
+}
+
+TEST(RunLoop, NoSealWhenNoWinnerHoldsItsConfirmation) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  std::vector<EvalRequest>* requests = nullptr;
+  ScriptedEvaluator evaluator([&](const KernelUnderTest& k, const std::string& config) {
+    if (k.library.empty() && config == "large" && IsConfirmation(*requests)) return 150.0;
+    return Model(k, config);
+  });
+  requests = &evaluator.requests;
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, nullptr};
+  RunOptions opts;
+  opts.iterations = 10;
+  opts.confirm = 2;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_TRUE(s.seal_id.empty());
+  EXPECT_NE(s.seal_reason.find("2 candidates faster in the search, none held"), std::string::npos) << s.seal_reason;
+  EXPECT_NE(s.seal_reason.find("large regresses"), std::string::npos) << s.seal_reason;
+  int confirmations = 0;
+  for (const EvalRequest& r : evaluator.requests) confirmations += r.seeds == 3;
+  EXPECT_EQ(confirmations, 2) << "--confirm bounds the re-measurements";
 }
 
 TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
