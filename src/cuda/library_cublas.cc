@@ -169,20 +169,23 @@ class GroupedGemmBf16 : public LibraryReference {
         !CudaOk(cudaMemcpy(host_sizes.data(), sizes_, experts_ * sizeof(int32_t), cudaMemcpyDeviceToHost),
                 "copying group_sizes to the host", err))
       return false;
+    auto listed = [&] {
+      std::string out;
+      for (int64_t e = 0; e < experts_; ++e) out += (e ? ", " : "") + std::to_string(host_sizes[e]);
+      return " (group_sizes: " + out + ")";
+    };
     int64_t total = 0;
-    std::string listed;
-    for (int64_t e = 0; e < experts_; ++e) listed += (e ? ", " : "") + std::to_string(host_sizes[e]);
     for (int64_t e = 0; e < experts_; ++e) {
       if (host_sizes[e] < 0) {
-        *err = id_ + ": group_sizes[" + std::to_string(e) + "] = " + std::to_string(host_sizes[e]) +
-               " is negative (group_sizes: " + listed + ")";
+        *err = id_ + ": group_sizes[" + std::to_string(e) + "] = " + std::to_string(host_sizes[e]) + " is negative" +
+               listed();
         return false;
       }
       total += host_sizes[e];
     }
     if (total != tokens_) {
       *err = id_ + ": group_sizes sum to " + std::to_string(total) + " but A has " + std::to_string(tokens_) +
-             " rows (group_sizes: " + listed + ")";
+             " rows" + listed();
       return false;
     }
     const auto* a_base = static_cast<const char*>(a_);

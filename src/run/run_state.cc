@@ -343,12 +343,12 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
-      Best candidate{p, kernel, result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
-      if (result.outcome == Outcome::faster) KeepWinner(candidate);
+      Best candidate{p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
       if (new_best) {
         have_best_ = true;
-        best_ = std::move(candidate);
+        best_ = candidate;
       }
+      if (result.outcome == Outcome::faster) KeepWinner(std::move(candidate));
     }
   }
   std::string attempt_id;
@@ -403,13 +403,13 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
   summary_->best_speedup_vs_expert = n ? std::exp(log_vs_expert / n) : 0;
 }
 
-void RunState::KeepWinner(const Best& candidate) {
+void RunState::KeepWinner(Best candidate) {
   const size_t keep = static_cast<size_t>(std::max(opts_.confirm, 1));
   auto at = std::find_if(winners_.begin(), winners_.end(), [&](const Best& w) {
     return candidate.result.geomean_speedup > w.result.geomean_speedup;
   });
   if (at == winners_.end() && winners_.size() >= keep) return;
-  winners_.insert(at, candidate);
+  winners_.insert(at, std::move(candidate));
   if (winners_.size() > keep) winners_.pop_back();
 }
 

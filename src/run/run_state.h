@@ -58,7 +58,7 @@ class RunState {
   // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
   bool ConfirmAndSeal(const Best& winner, EvalResult* confirmation, bool* sealed, std::string* why,
                       std::string* err);
-  void KeepWinner(const Best& candidate);
+  void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
 

@@ -10,8 +10,6 @@
 namespace forgek::worker {
 namespace {
 
-uint64_t TensorSeed(uint64_t seed, size_t tensor_index) { return DeriveSeed(seed, tensor_index); }
-
 cuda::InitParams ToInitParams(const WireTensor& t) {
   cuda::InitParams p;
   const InitSpec& s = t.init;
@@ -81,12 +79,12 @@ bool ConfigBuffers::Fill(uint64_t seed, GpuError* err) {
     if (b.copies.empty()) continue;
     std::string text;
     if (b.spec.init.dist == "partition") {
-      if (!PartitionBytes(b.spec, TensorSeed(seed, i), &staged.emplace_back(), &err->message)) return false;
+      if (!PartitionBytes(b.spec, DeriveSeed(seed, i), &staged.emplace_back(), &err->message)) return false;
       if (!Ck(d.cuMemcpyHtoDAsync(b.copies[0].ptr(), staged.back().data(), b.spec.bytes(), gpu_->stream()),
               "copy partition", err))
         return false;
     } else if (!cuda::FillRandom(b.copies[0].get(), ToElemType(b.spec.dtype), b.spec.elements(),
-                                 TensorSeed(seed, i), ToInitParams(b.spec), gpu_->stream(), &text)) {
+                                 DeriveSeed(seed, i), ToInitParams(b.spec), gpu_->stream(), &text)) {
       return gpu_->HelperFailed(text, err);
     }
     for (size_t c = 1; c < b.copies.size(); ++c)
