@@ -42,7 +42,8 @@ def main():
     ap.add_argument("--op", default="softmax_fp32")
     ap.add_argument("--learn-config", required=True)
     ap.add_argument("--test-config", required=True)
-    ap.add_argument("--iterations", type=int, default=12)
+    ap.add_argument("--iterations", type=int, default=12, help="attempts of each test run")
+    ap.add_argument("--learn-iterations", type=int, help="attempts of run 1 (default: --iterations)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
@@ -50,7 +51,8 @@ def main():
     work = tempfile.mkdtemp(prefix="forgek-xrun-")
     env = {"XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", os.path.join(work, "cache"))}
     learned = os.path.join(work, "learned.db")
-    first = run(args.forgek, learned, args.op, args.learn_config, args.iterations, 1, env)
+    learn_iterations = args.learn_iterations or args.iterations
+    first = run(args.forgek, learned, args.op, args.learn_config, learn_iterations, 1, env)
     target = first["best"]["speedup"]
     rows = []
     for seed in args.seeds:
@@ -65,19 +67,29 @@ def main():
         rows.append({"seed": seed, "with_store": attempts_to_reach(a, target),
                      "empty_store": attempts_to_reach(b, target),
                      "with_store_best": a["best"]["speedup"], "empty_store_best": b["best"]["speedup"]})
+    # "never" counts as one attempt past the budget; a seed meets the goal when the run with the
+    # store needed at most half the attempts of the run without it.
+    cost = lambda n: args.iterations + 1 if n is None else n
+    met = sum(1 for r in rows if r["with_store"] is not None and 2 * r["with_store"] <= cost(r["empty_store"]))
+    median = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else (sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2]) / 2
     result = {"op": args.op, "learn_config": args.learn_config, "test_config": args.test_config,
-              "iterations": args.iterations, "target_speedup": target,
-              "run1_attempts_to_best": first["best"]["iteration"] + 1, "rows": rows}
+              "iterations": args.iterations, "learn_iterations": learn_iterations, "target_speedup": target,
+              "run1_attempts_to_best": first["best"]["iteration"] + 1, "rows": rows,
+              "median_with_store": median([cost(r["with_store"]) for r in rows]),
+              "median_empty_store": median([cost(r["empty_store"]) for r in rows]),
+              "seeds_at_most_half": met}
     if args.json:
         print(json.dumps(result, indent=2))
         return
     print(f"run 1: {args.op} {args.learn_config}, best {target:.3f}x vs expert "
-          f"(attempt {result['run1_attempts_to_best']} of {args.iterations})")
+          f"(attempt {result['run1_attempts_to_best']} of {learn_iterations})")
     print(f"{'seed':>4} {'with store':>11} {'empty store':>12} {'best with':>10} {'best empty':>11}")
     fmt = lambda n: "never" if n is None else str(n)
     for r in rows:
         print(f"{r['seed']:>4} {fmt(r['with_store']):>11} {fmt(r['empty_store']):>12} "
               f"{r['with_store_best']:>9.3f}x {r['empty_store_best']:>10.3f}x")
+    print(f"median attempts ('never' = {args.iterations + 1}): with store {result['median_with_store']}, "
+          f"empty {result['median_empty_store']}; with store at most half of empty on {met} of {len(rows)} seeds")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 # Run from the repository root (operators/ and tests/worker/planted/ are read from there).
 # To add a step, add one line to STEPS below: "name|command". Output of every step goes to
 # $OUT (or ./device-test-out) as NAME.log; the table shows pass/fail/skip and seconds.
-# ONLY="gpu-tests ops-bench" runs just the named steps (a device call is limited to 10 minutes).
+# ONLY="gpu-tests ops-bench" runs just the named steps (a device call is limited to 10 minutes);
+# BENCH_OPS="gemm_bf16 topk_rows_fp32" limits ops-bench; XRUN_* choose the cross-run experiment.
 set -uo pipefail
 bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
@@ -22,7 +23,7 @@ STEPS=(
   "probe|$bin/forgek worker --probe"
   "doctor|$F doctor"
   "gpu-tests|timeout 300 $bin/forgek_tests --gtest_filter='Gpu*' --gtest_color=no"
-  "ops-bench|timeout 240 $F --json ops bench --seeds 2"
+  "ops-bench|timeout 240 $F --json ops bench ${BENCH_OPS:-} --seeds 2"
   "eval-softmax-seed|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
   "eval-softmax-seed-cached|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
   "profile-gemm-reference|timeout 120 $F profile --op gemm_bf16 --reference"
@@ -35,7 +36,9 @@ STEPS=(
   "run-softmax-2|timeout 120 $F --json run --op softmax_fp32 --iterations 24 --seed 2"
   "seals|$F seal list"
   "seal-verify|id=\$($F --json seal list | python3 -c 'import json,sys; l=json.load(sys.stdin); print(l[0][\"id\"] if l else \"\")') && if [[ -z \$id ]]; then echo 'no seal in the store: nothing to verify or export'; else $F seal verify \$id && rm -rf $out/export && $F seal export \$id $out/export && ls -l $out/export; fi"
-  "cross-run-learning|timeout 240 python3 scripts/cross_run_learning.py --forgek $bin/forgek --op softmax_fp32 --learn-config 65536x1024 --test-config 16384x4096 --iterations 12 --seeds ${XRUN_SEEDS:-1 2 3 4 5 6}"
+  # Cross-run learning: run 1 learns on one skinny gemm config, then fresh runs on the other start
+  # from its store or from an empty one (scripts/cross_run_learning.py).
+  "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"
   "batch-1gpu|timeout 200 $bin/forgek --store $PWD/$out/batch1.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus 1 --iterations 4 --log-dir $PWD/$out/batch1"
   "batch-all-gpus|timeout 200 $bin/forgek --store $PWD/$out/batch2.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus all --iterations 4 --log-dir $PWD/$out/batch2"
 )

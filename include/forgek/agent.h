@@ -33,6 +33,15 @@ struct RetrievedDecision {
   std::string text;           // one line for a prompt
 };
 
+// A candidate that did well in an earlier run of this operator, on configs of the shape regimes
+// this run serves: where the builtin agent starts before it draws anything at random.
+struct PriorResult {
+  std::string family;         // family file (relative to the operator)
+  ParamAssignment params;
+  double sol_pct = 0;         // geomean speed-of-light % over the matching configs it was measured on
+  std::string source;         // "attempt 12 of run 1a2b3c4d on M64_N8192_K8192: 78.1% SOL, 1.056x"
+};
+
 struct ProposalContext {
   const OperatorSpec* op = nullptr;
   std::string arch;                         // sm90 | sm100
@@ -41,6 +50,7 @@ struct ProposalContext {
   std::string incumbent_summary;            // observations rendered as text
   std::vector<RetrievedDecision> decisions;
   std::vector<AttemptSummary> history;      // this run so far
+  std::vector<PriorResult> prior_results;   // best of earlier runs, best first (knowledge store)
   std::vector<Candidate> families;          // the operator's families, parsed
   const Candidate* incumbent_source = nullptr;  // the incumbent candidate when it is a kernel
   int max_candidates = 4;                   // how many proposals the loop wants now

@@ -87,6 +87,17 @@ struct AttemptRecord {
   std::string created_at;
 };
 
+// A timed attempt of any run of an operator, with its candidate's family and params: what later
+// runs start from (run/prior_results.h).
+struct TimedAttempt {
+  std::string run_id;
+  int iteration = 0;
+  std::string family;
+  std::string params_json = "{}";
+  double geomean_speedup = 0;
+  std::vector<AttemptMeasurement> measurements;
+};
+
 // A KernelProfile of some subject on one config, kept whole (JSON) for later analysis.
 struct ProfileRecord {
   std::string id;               // content hash of the other fields
@@ -265,6 +276,10 @@ class Store {
   bool AddAttempt(AttemptRecord* attempt, std::string* err);
   // Attempts of a run in iteration order.
   bool ListAttempts(const std::string& run_id, std::vector<AttemptRecord>* out, std::string* err);
+  // Timed attempts (faster or slower) of family instances for an operator on an arch, over all
+  // runs, best geomean speedup first, at most `limit`.
+  bool ListTimedAttempts(const std::string& operator_name, const std::string& arch, int limit,
+                         std::vector<TimedAttempt>* out, std::string* err);
 
   // Profiles: deduplicated by content; fills profile->id.
   bool AddProfile(ProfileRecord* profile, std::string* err);

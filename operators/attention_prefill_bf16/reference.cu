@@ -14,8 +14,8 @@
   ]
 }
 */
-// Expert reference for attention_prefill_bf16: a FlashAttention-2 style causal GQA forward on
-// mma.sync tensor cores.
+// The former expert reference of attention_prefill_bf16 (now cuDNN's SDPA graph, README.md): a
+// FlashAttention-2 style causal GQA forward on mma.sync tensor cores, kept as a design to learn from.
 //
 // A block owns BM query rows of one (batch, head); each of its BM/16 warps owns 16 of them, so
 // every softmax statistic of a row lives in the 4 lanes of one quad and never crosses warps. Key

@@ -14,7 +14,7 @@
   ]
 }
 */
-// Seed for attention_prefill_bf16: the expert reference's FlashAttention-2 style kernel at a small,
+// Seed for attention_prefill_bf16: reference.cu's FlashAttention-2 style kernel at a small,
 // untuned tile (64 queries x 32 keys, 4 warps), a starting point that leaves the Hopper mechanisms
 // (TMA, wgmma, warp specialisation, larger tiles, intra-warpgroup overlap of softmax and MMA) to find.
 // A causal GQA forward on mma.sync tensor cores.

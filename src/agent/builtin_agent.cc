@@ -1,5 +1,5 @@
 // The builtin evolutionary agent: a population over families with elitism, mutation, crossover,
-// architecture moves and priors from the knowledge store.
+// architecture moves, priors from the knowledge store and warm starts from earlier runs' best.
 #include "forgek/builtin_agent.h"
 
 #include <algorithm>
@@ -194,6 +194,24 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
   };
 
   const int wanted = std::max(1, ctx.max_candidates);
+  // Warm start: the best results of earlier runs (the store's memory of this operator in these
+  // shape regimes) are re-measured first, so a run begins where the last ones left off. The top
+  // `prior_count` are offered until each has been tried once; they then compete as elites.
+  int priors = 0;
+  for (const PriorResult& r : ctx.prior_results) {
+    if (static_cast<int>(out->size()) >= wanted || priors >= opts.prior_count) break;
+    auto it = family_index.find(r.family);
+    if (it == family_index.end()) continue;
+    ++priors;
+    const int f = it->second;
+    ParamAssignment params;  // only the genes the family has now
+    for (const ParamSpec& p : ctx.families[f].manifest.params) {
+      auto v = r.params.find(p.name);
+      if (v != r.params.end()) params[p.name] = v->second;
+    }
+    if (spaces[f].Valid(params)) accept(f, params, "warm start from " + r.source);
+  }
+
   // First generation: every family not yet tried gets an instance, highest prior first.
   std::vector<int> order(ctx.families.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);

@@ -89,6 +89,16 @@ std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent)
   return OrNone(Join(lines, "\n"));
 }
 
+std::string PriorLines(const std::vector<PriorResult>& prior) {
+  std::vector<std::string> lines;
+  for (const auto& r : prior) {
+    std::vector<std::string> params;
+    for (const auto& [name, v] : r.params) params.push_back(fmt::format("{}={}", name, v));
+    lines.push_back(fmt::format("- family {} ({}): {}", r.family, Join(params, ", "), r.source));
+  }
+  return OrNone(Join(lines, "\n"));
+}
+
 std::string IncumbentText(const ProposalContext& ctx) {
   if (ctx.incumbent_source) {
     return "The incumbent kernel (the one to beat):\n\n```cuda\n" + ctx.incumbent_source->source + "\n```";
@@ -118,6 +128,7 @@ TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts
   v["incumbent"] = IncumbentText(ctx);
   v["decisions"] = DecisionLines(ctx.decisions);
   v["history"] = HistoryLines(ctx.history, opts.recent_attempts);
+  v["prior_results"] = PriorLines(ctx.prior_results);
   v["candidate_format"] = prompts.Text("candidate_format.md");
   v["variant"] = std::to_string(variant);
   v["variants"] = std::to_string(variants);

@@ -1,6 +1,8 @@
 // The registry of library references: ids to factories, and their shared CUDA plumbing.
 #include "library_registry.h"
 
+#include "library_cudnn_graph.h"
+
 namespace forgek {
 namespace {
 
@@ -10,6 +12,7 @@ const LibraryTable& Table() {
     AddCublasReferences(&t);
     AddCublasLtReferences(&t);
     AddCudnnReferences(&t);
+    AddCudnnGraphReferences(&t);
     AddCubReferences(&t);
     return t;
   }();

@@ -39,6 +39,21 @@ RunRecord ReadRun(const sql::Stmt& s) {
   return r;
 }
 
+// The per-config measurements of one attempt, by config name.
+bool ReadMeasurements(sqlite3* db, const std::string& attempt_id, std::vector<AttemptMeasurement>* out,
+                      std::string* err) {
+  sql::Stmt ms(db,
+               "SELECT config, correct, rel_l2, max_abs, candidate_us, incumbent_us, rel_noise, speedup, sol_pct "
+               "FROM attempt_measurements WHERE attempt_id = ? ORDER BY config");
+  ms.Bind(1, attempt_id);
+  for (bool row = true;;) {
+    if (!ms.Step(&row, err)) return false;
+    if (!row) return true;
+    out->push_back({ms.Text(0), ms.Int(1) != 0, ms.Real(2), ms.Real(3), ms.Real(4), ms.Real(5), ms.Real(6),
+                    ms.Real(7), ms.Real(8)});
+  }
+}
+
 }  // namespace
 
 bool Store::AddRun(RunRecord* run, std::string* err) {
@@ -186,18 +201,37 @@ bool Store::ListAttempts(const std::string& run_id, std::vector<AttemptRecord>* 
     a.created_at = s.Text(9);
     out->push_back(std::move(a));
   }
-  for (auto& a : *out) {
-    sql::Stmt ms(db_,
-                 "SELECT config, correct, rel_l2, max_abs, candidate_us, incumbent_us, rel_noise, speedup, sol_pct "
-                 "FROM attempt_measurements WHERE attempt_id = ? ORDER BY config");
-    ms.Bind(1, a.id);
-    for (bool row = true;;) {
-      if (!ms.Step(&row, err)) return false;
-      if (!row) break;
-      a.measurements.push_back({ms.Text(0), ms.Int(1) != 0, ms.Real(2), ms.Real(3), ms.Real(4), ms.Real(5),
-                                ms.Real(6), ms.Real(7), ms.Real(8)});
-    }
+  for (auto& a : *out)
+    if (!ReadMeasurements(db_, a.id, &a.measurements, err)) return false;
+  return true;
+}
+
+bool Store::ListTimedAttempts(const std::string& operator_name, const std::string& arch, int limit,
+                              std::vector<TimedAttempt>* out, std::string* err) {
+  out->clear();
+  sql::Stmt s(db_,
+              "SELECT a.id, a.run_id, a.iteration, c.family, c.params_json, a.geomean_speedup FROM attempts a "
+              "JOIN runs r ON r.id = a.run_id JOIN candidates c ON c.hash = a.candidate_hash "
+              "WHERE r.operator_name = ? AND r.arch = ? AND a.outcome IN ('faster', 'slower') AND c.family != '' "
+              "ORDER BY a.geomean_speedup DESC, a.created_at, a.id LIMIT ?");
+  s.Bind(1, operator_name);
+  s.Bind(2, arch);
+  s.Bind(3, static_cast<int64_t>(limit));
+  std::vector<std::string> ids;
+  for (bool row = true;;) {
+    if (!s.Step(&row, err)) return false;
+    if (!row) break;
+    ids.push_back(s.Text(0));
+    TimedAttempt a;
+    a.run_id = s.Text(1);
+    a.iteration = static_cast<int>(s.Int(2));
+    a.family = s.Text(3);
+    a.params_json = s.Text(4);
+    a.geomean_speedup = s.Real(5);
+    out->push_back(std::move(a));
   }
+  for (size_t i = 0; i < out->size(); ++i)
+    if (!ReadMeasurements(db_, ids[i], &(*out)[i].measurements, err)) return false;
   return true;
 }
 

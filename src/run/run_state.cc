@@ -184,6 +184,15 @@ bool RunState::Begin(std::string* err) {
     }
   }
   summary_->run_id = run_id_;
+  if (services_.store) {
+    std::string perr;
+    if (!LoadPriorResults(*services_.store, op_, opts_.arch, opts_.configs, run_id_, kPriorResults, &prior_results_,
+                          &perr))
+      spdlog::warn("results of earlier runs not loaded: {}", perr);
+    else if (!prior_results_.empty())
+      spdlog::info("{} results of earlier runs to start from; best: {} {}", prior_results_.size(),
+                   prior_results_[0].family, prior_results_[0].source);
+  }
   if (services_.run_started && !run_id_.empty()) services_.run_started(run_id_);
   return true;
 }
@@ -208,6 +217,7 @@ ProposalContext RunState::Context() {
   ctx.incumbent_analysis = incumbent_profiles_;
   ctx.incumbent_summary = incumbent_summary_;
   ctx.history = history_;
+  ctx.prior_results = prior_results_;
   ctx.families = families_;
   ctx.incumbent_source = incumbent_.has_source ? &incumbent_.source : nullptr;
   if (services_.store) {

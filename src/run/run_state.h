@@ -9,6 +9,7 @@
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
 #include "run/incumbent.h"
+#include "run/prior_results.h"
 
 namespace forgek {
 
@@ -73,6 +74,9 @@ class RunState {
   KernelUnderTest golden_;
   std::map<std::string, double> expert_us_;  // per config, when the incumbent is a seal
   std::vector<KernelProfile> incumbent_profiles_;
+  // The best candidates of earlier runs (same operator and shape regimes), for warm starts.
+  static constexpr size_t kPriorResults = 8;
+  std::vector<PriorResult> prior_results_;
   std::string incumbent_summary_;
   std::string device_, driver_;
   std::string run_id_;

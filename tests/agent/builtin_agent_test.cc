@@ -162,6 +162,53 @@ TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
   }
 }
 
+PriorResult Prior(const std::string& family, ParamAssignment params, double sol) {
+  PriorResult r;
+  r.family = family;
+  r.params = std::move(params);
+  r.sol_pct = sol;
+  r.source = "attempt 3 of run abcd on large";
+  return r;
+}
+
+TEST(BuiltinAgent, WarmStartsFromTheBestResultsOfEarlierRuns) {
+  Fixture fx;
+  BuiltinAgent agent({.seed = 2});  // prior_count 4
+  ProposalContext ctx = fx.Context();
+  ctx.prior_results = {
+      Prior("families/vector.cu", {{"ROWS", 8}, {"VEC", 4}, {"GONE", 9}}, 90),  // GONE: a gene since removed
+      Prior("families/cluster.cu", {{"CLUSTER", 8}, {"BLOCK", 64}}, 85),       // invalid: 256/8 < 64
+      Prior("families/removed.cu", {{"X", 1}}, 84),                            // family no longer shipped
+      Prior("families/plain.cu", {{"BLOCK", 128}, {"VEC", 2}}, 80),
+      Prior("families/vector.cu", {{"ROWS", 2}, {"VEC", 2}}, 70),
+      Prior("families/plain.cu", {{"BLOCK", 64}, {"VEC", 1}}, 60),             // beyond prior_count
+  };
+  std::vector<Proposal> out;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].family, "families/vector.cu");
+  EXPECT_EQ(out[0].params, (ParamAssignment{{"ROWS", 8}, {"VEC", 4}}));
+  EXPECT_EQ(out[0].rationale, "warm start from attempt 3 of run abcd on large");
+  EXPECT_EQ(out[1].family, "families/plain.cu");
+  EXPECT_EQ(out[1].params, (ParamAssignment{{"BLOCK", 128}, {"VEC", 2}}));
+  EXPECT_EQ(out[2].params, (ParamAssignment{{"ROWS", 2}, {"VEC", 2}}));
+  EXPECT_EQ(out[3].rationale.find("warm start"), std::string::npos) << "the fourth prior is the invalid one";
+
+  // Once tried, the warm start is over: the next batch is search, and nothing is proposed twice.
+  std::set<std::string> tried;
+  for (const Proposal& p : out) {
+    ctx.history.push_back(Attempt(static_cast<int>(ctx.history.size()), p, Outcome::slower, 0.9));
+    tried.insert(CandidateHash(p.candidate.source, p.params));
+  }
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+  ASSERT_FALSE(out.empty());
+  for (const Proposal& p : out) {
+    EXPECT_EQ(p.rationale.find("warm start"), std::string::npos) << p.rationale;
+    EXPECT_FALSE(tried.count(CandidateHash(p.candidate.source, p.params)));
+  }
+}
+
 TEST(BuiltinAgent, SameSeedSameProposals) {
   Fixture fx;
   BuiltinAgent a({.seed = 5}), b({.seed = 5});

@@ -81,6 +81,7 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
   a.outcome = Outcome::wrong;
   a.feedback = "max abs error 3.2 at index 17";
   ctx.history.push_back(a);
+  ctx.prior_results.push_back({"families/vec.cu", {{"VEC", 4}}, 91.5, "attempt 7 of run 0123abcd on large: 91.5% SOL"});
 
   TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 2, 3);
   std::string text, system, err;
@@ -90,7 +91,8 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
        {"vadd", "out[i] = x[i] + y[i]", "x (input, f32): [N]", "out (output, f32): [N]", "small: N=1024; x [1024]",
         "large: N=4096; x [4096], y [4096], out [4096]", "H200: 132 SMs", "memory bound at 91%",
         "incumbent_kernel", "16-byte loads help elementwise", "validated", "iteration 3", "wrong",
-        "max abs error 3.2 at index 17", "\"launches\"", "proposal 2 of 3", "```cuda"}) {
+        "max abs error 3.2 at index 17", "\"launches\"", "proposal 2 of 3", "```cuda",
+        "family families/vec.cu (VEC=4): attempt 7 of run 0123abcd on large: 91.5% SOL"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
   }
   EXPECT_NE(system.find("sm90"), std::string::npos);
@@ -103,6 +105,7 @@ TEST_F(ShippedPrompts, LibraryIncumbentIsNamed) {
   EXPECT_NE(vars["incumbent"].find("test.vadd"), std::string::npos);
   EXPECT_EQ(vars["decisions"], "(none)");
   EXPECT_EQ(vars["history"], "(none)");
+  EXPECT_EQ(vars["prior_results"], "(none)");
 }
 
 TEST_F(ShippedPrompts, HistoryKeepsOnlyRecentAttempts) {

@@ -101,7 +101,8 @@ TEST(GpuLibraryReference, GroupedGemmBf16MatchesCpuWithAnEmptyGroup) {
   ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), sizes, n, k);
 }
 
-// A new seed brings new group sizes: InputsChanged plans the groups again.
+// Sizes changed after Prepare, before the first launch: that launch plans from them. It launches
+// once, so it passes whether or not InputsChanged plans again (the next test launches twice).
 TEST(GpuLibraryReference, GroupedGemmReplansWhenTheSizesChange) {
   FORGEK_SKIP_WITHOUT_GPU();
   const int experts = 3, tokens = 40, n = 24, k = 32;
@@ -122,6 +123,43 @@ TEST(GpuLibraryReference, GroupedGemmReplansWhenTheSizesChange) {
   ASSERT_TRUE(ref->Launch(nullptr, &err)) << err;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), sizes, n, k);
+}
+
+// What an evaluation does with it: a launch on a non-blocking stream, the sizes refilled on that
+// stream (a new seed), InputsChanged, a second launch. The second launch must follow the new split:
+// a plan kept from the first launch computes rows between the old and new boundaries with the
+// wrong expert (rel_l2 ~1 on the real config), which the single-launch test above cannot see.
+TEST(GpuLibraryReference, GroupedGemmFollowsTheNewSizesOnItsNextLaunch) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int experts = 4, tokens = 96, n = 40, k = 32;
+  const auto a = Rounded(Values(tokens * k, 21)), b = Rounded(Values(experts * k * n, 22));
+  const std::vector<int32_t> first = {24, 8, 40, 24}, second = {8, 48, 16, 24};
+  DeviceTensors t;
+  t.Add("A", DType::bf16, {tokens, k}, ToBf16(a));
+  t.Add("B", DType::bf16, {experts, k, n}, ToBf16(b));
+  t.Add("group_sizes", DType::i32, {experts}, first);
+  t.AddOutput("C", DType::bf16, {tokens, n}, 2);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::string err;
+  auto ref = MakeLibraryReference("cublas.grouped_gemm_bf16", &err);
+  ASSERT_TRUE(ref) << err;
+  ASSERT_TRUE(ref->Prepare({}, t.map(), {}, &err)) << err;
+  ASSERT_TRUE(ref->Launch(stream, &err)) << err;
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), first, n, k);
+
+  void* c = t.map().at("C").ptr;
+  ASSERT_EQ(cudaMemsetAsync(c, 0xFF, size_t(tokens) * n * 2, stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(t.map().at("group_sizes").ptr, second.data(), sizeof(int32_t) * experts,
+                            cudaMemcpyHostToDevice, stream),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_TRUE(ref->InputsChanged(&err)) << err;
+  ASSERT_TRUE(ref->Launch(stream, &err)) << err;
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ExpectGroupsMatch(a, b, FromBf16(t.Read<__nv_bfloat16>("C")), second, n, k);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST(GpuLibraryReference, GroupedGemmRejectsSizesThatDoNotCoverA) {
@@ -242,6 +280,20 @@ TEST(GpuLibraryReference, Conv2dFpropBf16MatchesCpu) {
             1e-2);
 }
 
+// The graph-API convolution: same contract as the legacy one, engines chosen by timing.
+TEST(GpuLibraryReference, Conv2dFpropBf16GraphMatchesCpu) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int batch = 2, h = 6, wd = 6, c = 16, k = 32, r = 3, s = 3;
+  const auto x = Rounded(Values(batch * h * wd * c, 27)), w = Rounded(Values(k * r * s * c, 28));
+  DeviceTensors t;
+  t.Add("x", DType::bf16, {batch, h, wd, c}, ToBf16(x));
+  t.Add("w", DType::bf16, {k, r, s, c}, ToBf16(w));
+  t.AddOutput("y", DType::bf16, {batch, h, wd, k}, 2);
+  ASSERT_EQ(RunReference("cudnn.conv2d_fprop_bf16_graph", t), "");
+  EXPECT_LT(RelativeError(FromBf16(t.Read<__nv_bfloat16>("y")), ConvCpu(x, w, batch, h, wd, c, k, r, s, false)),
+            1e-2);
+}
+
 TEST(GpuLibraryReference, DepthwiseConv2dBf16MatchesCpu) {
   FORGEK_SKIP_WITHOUT_GPU();
   const int batch = 2, h = 6, wd = 6, c = 16, r = 3, s = 3;
@@ -253,6 +305,62 @@ TEST(GpuLibraryReference, DepthwiseConv2dBf16MatchesCpu) {
   ASSERT_EQ(RunReference("cudnn.depthwise_conv2d_bf16", t), "");
   EXPECT_LT(RelativeError(FromBf16(t.Read<__nv_bfloat16>("y")), ConvCpu(x, w, batch, h, wd, c, c, r, s, true)),
             1e-2);
+}
+
+// Causal grouped-query attention in fp64 on the host: q [B,HQ,S,D], k and v [B,HKV,S,D].
+std::vector<float> AttentionCpu(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                int batch, int hq, int hkv, int seq, int dim, double scale) {
+  std::vector<float> o(q.size());
+  std::vector<double> p(seq);
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < hq; ++h) {
+      const size_t qh = (size_t(b) * hq + h) * seq * dim, kh = (size_t(b) * hkv + h / (hq / hkv)) * seq * dim;
+      for (int i = 0; i < seq; ++i) {
+        double mx = -1e300, sum = 0;
+        for (int j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int e = 0; e < dim; ++e) dot += double(q[qh + size_t(i) * dim + e]) * k[kh + size_t(j) * dim + e];
+          p[j] = dot * scale;
+          mx = std::max(mx, p[j]);
+        }
+        for (int j = 0; j <= i; ++j) sum += (p[j] = std::exp(p[j] - mx));
+        for (int e = 0; e < dim; ++e) {
+          double acc = 0;
+          for (int j = 0; j <= i; ++j) acc += p[j] * v[kh + size_t(j) * dim + e];
+          o[qh + size_t(i) * dim + e] = float(acc / sum);
+        }
+      }
+    }
+  return o;
+}
+
+// Two query heads per key/value head, and a scale other than 1/sqrt(D): the scalar must be used.
+TEST(GpuLibraryReference, SdpaPrefillBf16MatchesCpu) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int batch = 2, hq = 4, hkv = 2, seq = 128, dim = 128;
+  const double scale = 0.25;
+  const auto q = Rounded(Values(size_t(batch) * hq * seq * dim, 29));
+  const auto k = Rounded(Values(size_t(batch) * hkv * seq * dim, 30));
+  const auto v = Rounded(Values(size_t(batch) * hkv * seq * dim, 31));
+  DeviceTensors t;
+  t.Add("q", DType::bf16, {batch, hq, seq, dim}, ToBf16(q));
+  t.Add("k", DType::bf16, {batch, hkv, seq, dim}, ToBf16(k));
+  t.Add("v", DType::bf16, {batch, hkv, seq, dim}, ToBf16(v));
+  t.AddOutput("o", DType::bf16, {batch, hq, seq, dim}, 2);
+  ASSERT_EQ(RunReference("cudnn.sdpa_prefill_bf16", t, {{"softmax_scale", scale}}), "");
+  const auto want = AttentionCpu(q, k, v, batch, hq, hkv, seq, dim, scale);
+  EXPECT_LT(RelativeError(FromBf16(t.Read<__nv_bfloat16>("o")), want), 2e-2);
+}
+
+TEST(GpuLibraryReference, SdpaPrefillRejectsHeadsThatDoNotGroup) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int seq = 64, dim = 64;
+  DeviceTensors t;
+  t.Add("q", DType::bf16, {1, 3, seq, dim}, ToBf16(Values(3 * seq * dim, 32)));
+  t.Add("k", DType::bf16, {1, 2, seq, dim}, ToBf16(Values(2 * seq * dim, 33)));
+  t.Add("v", DType::bf16, {1, 2, seq, dim}, ToBf16(Values(2 * seq * dim, 34)));
+  t.AddOutput("o", DType::bf16, {1, 3, seq, dim}, 2);
+  EXPECT_THAT(RunReference("cudnn.sdpa_prefill_bf16", t), ::testing::HasSubstr("HQ must be a multiple of HKV"));
 }
 
 TEST(GpuLibraryReference, ScanInclusiveF32MatchesCpu) {

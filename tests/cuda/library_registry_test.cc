@@ -16,7 +16,8 @@ TEST(LibraryRegistry, ListsEveryIdSorted) {
                        "cub.segmented_argmax_bf16", "cub.segmented_reduce_sum_f32", "cub.segmented_topk_f32",
                        "cublas.batched_gemm_bf16", "cublas.gemm_bf16", "cublas.gemv_bf16", "cublas.grouped_gemm_bf16",
                        "cublaslt.gemm_bias_gelu_bf16", "cublaslt.gemm_fp8_e4m3", "cudnn.conv2d_fprop_bf16",
-                       "cudnn.depthwise_conv2d_bf16", "cudnn.softmax_fp32"));
+                       "cudnn.conv2d_fprop_bf16_graph", "cudnn.depthwise_conv2d_bf16", "cudnn.sdpa_prefill_bf16",
+                       "cudnn.softmax_fp32"));
   EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
 }
 

@@ -98,6 +98,59 @@ TEST_F(StoreTest, RunsCandidatesAttempts) {
   EXPECT_EQ(back.mechanisms, c.mechanisms);
 }
 
+TEST_F(StoreTest, TimedAttemptsOfAnOperatorAcrossRunsBestFirst) {
+  auto add_run = [&](const std::string& op, const std::string& arch) {
+    RunRecord run;
+    run.operator_name = op;
+    run.arch = arch;
+    EXPECT_TRUE(store_.AddRun(&run, &err_)) << err_;
+    return run.id;
+  };
+  auto add_candidate = [&](const std::string& family, int bm) {
+    CandidateRecord c;
+    c.operator_name = "gemm_bf16";
+    c.source = "// " + family;
+    c.family = family;
+    c.params_json = "{\"BM\":" + std::to_string(bm) + "}";
+    c.hash = CandidateHash(c.source, {{"BM", bm}});
+    bool inserted = false;
+    EXPECT_TRUE(store_.PutCandidate(c, &inserted, &err_)) << err_;
+    return c.hash;
+  };
+  auto add_attempt = [&](const std::string& run, const std::string& hash, Outcome outcome, double speedup) {
+    AttemptRecord a;
+    a.run_id = run;
+    a.candidate_hash = hash;
+    a.outcome = outcome;
+    a.geomean_speedup = speedup;
+    a.measurements = {{"4096^3", true, 1e-3, 0.5, 100.0, 100.0 * speedup, 0.01, speedup, 70.0 * speedup}};
+    EXPECT_TRUE(store_.AddAttempt(&a, &err_)) << err_;
+  };
+  std::string run1 = add_run("gemm_bf16", "sm90"), run2 = add_run("gemm_bf16", "sm90");
+  std::string other_op = add_run("softmax_fp32", "sm90"), other_arch = add_run("gemm_bf16", "sm100");
+  std::string fam128 = add_candidate("families/a.cu", 128), fam64 = add_candidate("families/a.cu", 64);
+  std::string free_form = add_candidate("", 256);
+  add_attempt(run1, fam64, Outcome::slower, 0.8);
+  add_attempt(run2, fam128, Outcome::faster, 1.1);
+  add_attempt(run2, fam64, Outcome::wrong, 0);         // not timed
+  add_attempt(run2, free_form, Outcome::faster, 1.3);   // no family to instantiate again
+  add_attempt(other_op, fam128, Outcome::faster, 1.5);  // another operator
+  add_attempt(other_arch, fam128, Outcome::faster, 1.4);
+
+  std::vector<TimedAttempt> got;
+  ASSERT_TRUE(store_.ListTimedAttempts("gemm_bf16", "sm90", 10, &got, &err_)) << err_;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].run_id, run2);
+  EXPECT_EQ(got[0].params_json, "{\"BM\":128}");
+  EXPECT_EQ(got[0].family, "families/a.cu");
+  ASSERT_EQ(got[0].measurements.size(), 1u);
+  EXPECT_DOUBLE_EQ(got[0].measurements[0].sol_pct, 77.0);
+  EXPECT_EQ(got[1].run_id, run1);
+  EXPECT_DOUBLE_EQ(got[1].geomean_speedup, 0.8);
+  ASSERT_TRUE(store_.ListTimedAttempts("gemm_bf16", "sm90", 1, &got, &err_)) << err_;
+  EXPECT_EQ(got.size(), 1u);
+}
+
 TEST_F(StoreTest, ProfilesRoundTrip) {
   ProfileRecord p;
   p.operator_name = "gemm_bf16";

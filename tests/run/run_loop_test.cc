@@ -135,6 +135,39 @@ TEST(RunLoop, SealsAFasterCandidateAndTheNextRunStartsFromIt) {
   }
 }
 
+TEST(RunLoop, ARunOnAnotherConfigStartsFromTheBestOfTheEarlierRun) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(Model);
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 8;
+  opts.configs = {"small"};  // a --config run: nothing sealed, the reference stays the incumbent
+  RunSummary first;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &first, &err)) << err;
+  ASSERT_TRUE(first.seal_id.empty());
+  ASSERT_FALSE(first.best_params.empty());
+
+  evaluator.requests.clear();
+  BuiltinAgent fresh({.seed = 11});
+  services.agent = &fresh;
+  opts.configs = {"large"};  // the same shape regime ("small" bytes), another config
+  opts.iterations = 1;
+  RunSummary second;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &second, &err)) << err;
+  ASSERT_EQ(evaluator.requests.size(), 1u);
+  EXPECT_EQ(evaluator.requests[0].candidate.params, first.best_params) << "the first attempt re-measures run 1's best";
+  std::vector<AttemptRecord> attempts;
+  ASSERT_TRUE(store.ListAttempts(second.run_id, &attempts, &err)) << err;
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].rationale.rfind("warm start from attempt ", 0), 0u) << attempts[0].rationale;
+  EXPECT_NE(attempts[0].rationale.find(first.run_id.substr(0, 8)), std::string::npos) << attempts[0].rationale;
+}
+
 TEST(RunLoop, NothingSealedWhenNoCandidateBeatsTheIncumbent) {
   LoopFixture fx;
   Store store;

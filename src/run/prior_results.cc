@@ -1,0 +1,72 @@
+// Prior results: the best candidates of earlier runs of an operator, for the agent to start from.
+#include "run/prior_results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "forgek/knowledge.h"
+#include "run/incumbent.h"
+
+namespace forgek {
+
+std::vector<PriorResult> RankPriorResults(const OperatorSpec& op, const std::vector<std::string>& run_configs,
+                                          const std::vector<TimedAttempt>& past, const std::string& exclude_run,
+                                          size_t limit) {
+  std::set<std::string> regimes;
+  if (run_configs.empty()) {
+    for (const ConfigSpec& c : op.configs) regimes.insert(ShapeRegime(op, c.name));
+  } else {
+    for (const std::string& c : run_configs) regimes.insert(ShapeRegime(op, c));
+  }
+
+  std::map<std::string, PriorResult> best;  // by family + params: one entry per distinct instance
+  for (const TimedAttempt& a : past) {
+    if (a.run_id == exclude_run || a.family.empty()) continue;
+    double log_sum = 0;
+    int n = 0;
+    std::string configs;
+    for (const AttemptMeasurement& m : a.measurements) {
+      // Configs the operator no longer has are ShapeRegime's "any": they match nothing specific.
+      if (!m.correct || m.sol_pct <= 0 || !op.FindConfig(m.config) || !regimes.count(ShapeRegime(op, m.config)))
+        continue;
+      log_sum += std::log(m.sol_pct);
+      ++n;
+      configs += (configs.empty() ? "" : ",") + m.config;
+    }
+    if (n == 0) continue;
+    PriorResult r;
+    r.family = a.family;
+    std::string perr;
+    if (!ParseParamsJson(a.params_json, &r.params, &perr)) continue;
+    r.sol_pct = std::exp(log_sum / n);
+    char text[96];
+    std::snprintf(text, sizeof text, ": %.1f%% SOL, %.3fx its incumbent", r.sol_pct, a.geomean_speedup);
+    r.source = "attempt " + std::to_string(a.iteration + 1) + " of run " + a.run_id.substr(0, 8) + " on " + configs +
+               text;
+    std::string key = a.family + " " + a.params_json;
+    auto it = best.find(key);
+    if (it == best.end() || it->second.sol_pct < r.sol_pct) best[key] = std::move(r);
+  }
+
+  std::vector<PriorResult> out;
+  for (auto& [key, r] : best) out.push_back(std::move(r));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PriorResult& x, const PriorResult& y) { return x.sol_pct > y.sol_pct; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+bool LoadPriorResults(Store& store, const OperatorSpec& op, const std::string& arch,
+                      const std::vector<std::string>& run_configs, const std::string& exclude_run, size_t limit,
+                      std::vector<PriorResult>* out, std::string* err) {
+  // The best few hundred by speedup are plenty to find the best few by SOL within a regime.
+  std::vector<TimedAttempt> past;
+  if (!store.ListTimedAttempts(op.name, arch, 400, &past, err)) return false;
+  *out = RankPriorResults(op, run_configs, past, exclude_run, limit);
+  return true;
+}
+
+}  // namespace forgek
