@@ -26,24 +26,30 @@ SealVerdict DecideSeal(const EvalResult& confirmation, size_t operator_configs, 
   if (confirmation.configs.size() != operator_configs)
     return {false, "confirmed on " + std::to_string(confirmation.configs.size()) + " of " +
                        std::to_string(operator_configs) + " configs; a seal must serve every config"};
-  double log_sum = 0, worst_noise = 0;
+  // The geomean is the mean of the configs' log speedups, so its noise is theirs propagated:
+  // sqrt(sum of squares) / n. (The worst single config's noise, used before, let one noisy config
+  // veto any seal however precisely the others were measured; each config still may not regress
+  // beyond its own noise.)
+  double log_sum = 0, noise_sq_sum = 0;
   for (const ConfigResult& c : confirmation.configs) {
     if (!c.correctness.ok) return {false, "config " + c.config + " is not correct: " + c.correctness.detail};
     if (c.candidate.median_us <= 0 || c.incumbent.median_us <= 0)
       return {false, "config " + c.config + " has no timing"};
     double speedup = c.incumbent.median_us / c.candidate.median_us;
     double noise = CombinedNoise(c);
-    worst_noise = std::max(worst_noise, noise);
+    noise_sq_sum += noise * noise;
     if (speedup < 1.0 - noise)
       return {false, "config " + c.config + " regresses: " +
                          Fmt("%.3fx, beyond its noise of %.1f%%", speedup, 100 * noise)};
     log_sum += std::log(speedup);
   }
-  double geomean = std::exp(log_sum / static_cast<double>(confirmation.configs.size()));
-  double needed = 1.0 + std::max(min_gain, worst_noise);
+  const double n = static_cast<double>(confirmation.configs.size());
+  double geomean = std::exp(log_sum / n);
+  double geomean_noise = std::sqrt(noise_sq_sum) / n;
+  double needed = 1.0 + std::max(min_gain, geomean_noise);
   if (geomean < needed)
-    return {false, Fmt("geomean speedup %.3fx is within noise or under the minimum gain (needs %.3fx)", geomean,
-                       needed)};
+    return {false, Fmt("geomean speedup %.3fx is within its noise of %.1f%% or under the minimum gain (needs %.3fx)",
+                       geomean, 100 * geomean_noise, needed)};
   return {true, Fmt("geomean speedup %.3fx over the incumbent (needed %.3fx), correct on every config", geomean,
                     needed)};
 }

@@ -359,7 +359,20 @@ TEST(DecideSeal, RequiresEveryConfigCorrectFasterBeyondNoiseAndNoRegression) {
   EXPECT_FALSE(DecideSeal(Confirmation({{70, 100}, {105, 100}}), 2, 0.01).seal) << "one config regresses 5%";
   EXPECT_TRUE(DecideSeal(Confirmation({{70, 100}, {100.5, 100}}), 2, 0.01).seal) << "0.5% is within noise";
   EXPECT_FALSE(DecideSeal(Confirmation({{99.5, 100}, {99.5, 100}}), 2, 0.01).seal) << "under the minimum gain";
-  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}, {90, 100}}, 0.2), 2, 0.01).seal) << "gain within 28% noise";
+  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}, {90, 100}}, 0.2), 2, 0.01).seal)
+      << "an 11% gain within the geomean's 20% noise (28% per config, propagated over 2)";
+  // One noisy config (11% combined) among four precise ones does not veto an 11% gain: the
+  // geomean's noise is sqrt(0.113^2 + 3 * 0.007^2) / 4 ~ 2.8%.
+  EvalResult one_noisy = Confirmation({{90, 100}, {90, 100}, {90, 100}, {90, 100}});
+  one_noisy.configs[1].candidate.rel_noise = one_noisy.configs[1].incumbent.rel_noise = 0.08;
+  SealVerdict v = DecideSeal(one_noisy, 4, 0.01);
+  EXPECT_TRUE(v.seal) << v.reason;
+  // ... but it does not hide a small gain: 2% everywhere is within that 2.8%.
+  EvalResult small = Confirmation({{98, 100}, {98, 100}, {98, 100}, {98, 100}});
+  small.configs[1].candidate.rel_noise = small.configs[1].incumbent.rel_noise = 0.08;
+  v = DecideSeal(small, 4, 0.01);
+  EXPECT_FALSE(v.seal);
+  EXPECT_NE(v.reason.find("within its noise of 2.8%"), std::string::npos) << v.reason;
   EvalResult wrong = Confirmation({{90, 100}, {90, 100}});
   wrong.configs[1].correctness.ok = false;
   EXPECT_FALSE(DecideSeal(wrong, 2, 0.01).seal);
