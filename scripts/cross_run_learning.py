@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,12 +72,11 @@ def main():
     # store needed at most half the attempts of the run without it.
     cost = lambda n: args.iterations + 1 if n is None else n
     met = sum(1 for r in rows if r["with_store"] is not None and 2 * r["with_store"] <= cost(r["empty_store"]))
-    median = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else (sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2]) / 2
     result = {"op": args.op, "learn_config": args.learn_config, "test_config": args.test_config,
               "iterations": args.iterations, "learn_iterations": learn_iterations, "target_speedup": target,
               "run1_attempts_to_best": first["best"]["iteration"] + 1, "rows": rows,
-              "median_with_store": median([cost(r["with_store"]) for r in rows]),
-              "median_empty_store": median([cost(r["empty_store"]) for r in rows]),
+              "median_with_store": statistics.median([cost(r["with_store"]) for r in rows]),
+              "median_empty_store": statistics.median([cost(r["empty_store"]) for r in rows]),
               "seeds_at_most_half": met}
     if args.json:
         print(json.dumps(result, indent=2))

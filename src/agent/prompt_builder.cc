@@ -73,15 +73,20 @@ std::string FirstLines(const std::string& text, size_t max_chars) {
   return text.size() > max_chars ? one + " ..." : one;
 }
 
+// "BM=128, STAGES=4": a family instance's params as a prompt shows them.
+std::string ParamsText(const ParamAssignment& params) {
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : params) parts.push_back(fmt::format("{}={}", name, v));
+  return Join(parts, ", ");
+}
+
 std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent) {
   std::vector<std::string> lines;
   size_t first = history.size() > static_cast<size_t>(std::max(recent, 0)) ? history.size() - recent : 0;
   for (size_t i = first; i < history.size(); ++i) {
     const auto& a = history[i];
-    std::vector<std::string> params;
-    for (const auto& [name, v] : a.params) params.push_back(fmt::format("{}={}", name, v));
     std::string what = a.family.empty() ? "free-form kernel" : "family " + a.family;
-    if (!params.empty()) what += " (" + Join(params, ", ") + ")";
+    if (!a.params.empty()) what += " (" + ParamsText(a.params) + ")";
     std::string speed = a.geomean_speedup > 0 ? fmt::format(", x{:.3f} vs incumbent", a.geomean_speedup) : "";
     lines.push_back(fmt::format("- iteration {}: {} -> {}{}: {}", a.iteration, what, OutcomeName(a.outcome), speed,
                                 OrNone(FirstLines(a.feedback, 400))));
@@ -91,11 +96,8 @@ std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent)
 
 std::string PriorLines(const std::vector<PriorResult>& prior) {
   std::vector<std::string> lines;
-  for (const auto& r : prior) {
-    std::vector<std::string> params;
-    for (const auto& [name, v] : r.params) params.push_back(fmt::format("{}={}", name, v));
-    lines.push_back(fmt::format("- family {} ({}): {}", r.family, Join(params, ", "), r.source));
-  }
+  for (const auto& r : prior)
+    lines.push_back(fmt::format("- family {} ({}): {}", r.family, ParamsText(r.params), r.source));
   return OrNone(Join(lines, "\n"));
 }
 

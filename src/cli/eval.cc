@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/load_operator.h"
 #include "cli/params_option.h"
 #include "run/incumbent.h"
 #include "forgek/store.h"
@@ -123,14 +124,12 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
 }
 
 void RunEval(Context& ctx, const EvalArgs& a) {
-  std::string dir, err;
-  if (!ResolveOperator(OperatorsDir(ctx), a.op, &dir, &err)) throw Failure(err);
-  OperatorSpec op;
-  Diagnostics diags;
-  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+  std::string err;
+  OperatorSpec op = LoadOperatorOrFail(ctx, a.op);
   for (const std::string& c : a.configs)
     if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
   Candidate cand = LoadKernelFile(a.kernel);
+  Diagnostics diags;
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
   ParamAssignment params = ChooseParams(a.params, cand.manifest, a.kernel);
   // --against seal: the newest seal of (operator, arch) is the incumbent; checked before the GPU.

@@ -1,5 +1,6 @@
 // `forgek ops bench [OPS...]`: the expert reference of each config, timed against its roofline.
 #include "cli/ops_bench.h"
+#include "cli/load_operator.h"
 
 #include <cstdio>
 #include <future>
@@ -27,22 +28,17 @@ struct BenchArgs {
 
 // Every named operator loaded (all of them when none is named), before the GPU is touched.
 std::vector<OperatorSpec> LoadOperators(const Context& ctx, const std::vector<std::string>& names) {
-  const std::string root = OperatorsDir(ctx);
-  std::vector<std::string> dirs;
-  if (names.empty()) dirs = ListOperatorDirs(root);
-  for (const std::string& name : names) {
-    std::string dir, err;
-    if (!ResolveOperator(root, name, &dir, &err)) throw Failure(err);
-    dirs.push_back(dir);
-  }
-  if (dirs.empty()) throw Failure("no operators in " + root);
   std::vector<OperatorSpec> ops;
-  for (const std::string& dir : dirs) {
+  for (const std::string& name : names) ops.push_back(LoadOperatorOrFail(ctx, name));
+  if (!names.empty()) return ops;
+  const std::string root = OperatorsDir(ctx);
+  for (const std::string& dir : ListOperatorDirs(root)) {
     OperatorSpec op;
     Diagnostics diags;
     if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
     ops.push_back(std::move(op));
   }
+  if (ops.empty()) throw Failure("no operators in " + root);
   return ops;
 }
 

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/load_operator.h"
 #include "cli/gpu_session.h"
 #include "cli/params_option.h"
 #include "forgek/bottleneck.h"
@@ -131,11 +132,8 @@ nlohmann::json ProfileJson(const KernelProfile& p, const BottleneckVerdict& v, c
 void RunProfile(Context& ctx, const ProfileArgs& a) {
   if (a.reference == !a.kernel.empty()) throw UsageError("give exactly one of --reference and --kernel FILE");
   if (a.reference && !a.params.empty()) throw UsageError("--params applies to --kernel only");
-  std::string dir, err;
-  if (!ResolveOperator(OperatorsDir(ctx), a.op, &dir, &err)) throw Failure(err);
-  OperatorSpec op;
-  Diagnostics diags;
-  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+  std::string err;
+  OperatorSpec op = LoadOperatorOrFail(ctx, a.op);
   for (const std::string& c : a.configs)
     if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
   KernelUnderTest kernel = PrepareKernel(ctx, op, a);
@@ -157,6 +155,7 @@ void RunProfile(Context& ctx, const ProfileArgs& a) {
   if (!session.evaluator->Profile(req, &profiles, &err)) throw Failure("profiling " + kernel.label + " failed: " + err);
 
   KnowledgeBase kb;
+  Diagnostics diags;
   if (!a.no_store && !LoadKnowledgeBase(KnowledgeDir(), &kb, &diags)) throw Failure(FormatDiagnostics(diags));
   nlohmann::json all = nlohmann::json::array();
   for (const KernelProfile& p : profiles) {

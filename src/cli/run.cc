@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/load_operator.h"
 #include "cli/gpu_session.h"
 #include "forgek/builtin_agent.h"
 #include "forgek/llm.h"
@@ -179,11 +180,7 @@ void Run(Context& ctx, const RunArgs& a) {
       throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + op_name);
     op_name = prev.operator_name;
   }
-  std::string dir;
-  if (!ResolveOperator(OperatorsDir(ctx), op_name, &dir, &err)) throw Failure(err);
-  OperatorSpec op;
-  Diagnostics diags;
-  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
+  OperatorSpec op = LoadOperatorOrFail(ctx, op_name);
 
   RunOptions opts;
   opts.arch = ctx.arch;

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/load_operator.h"
 #include "cli/gpu_session.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
@@ -32,15 +33,6 @@ SealRecord FindOrFail(Store& store, const std::string& id) {
   std::string err;
   if (!FindSeal(store, id, &seal, &err)) throw Failure(err);
   return seal;
-}
-
-OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name) {
-  std::string dir, err;
-  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw Failure(err);
-  OperatorSpec op;
-  Diagnostics diags;
-  if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
-  return op;
 }
 
 void List(const Context& ctx, const SealArgs& a) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/device_kernels.h"
+#include "cuda/library_registry.h"
 
 namespace forgek::cuda {
 namespace {
@@ -31,7 +32,6 @@ struct Scratch {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  cudaEvent_t start = nullptr, end = nullptr;
   ~Scratch() {
     for (void* p : buffers) cudaFree(p);
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
@@ -39,8 +39,6 @@ struct Scratch {
       if (l) cublasLtMatrixLayoutDestroy(l);
     if (op) cublasLtMatmulDescDestroy(op);
     if (lt) cublasLtDestroy(lt);
-    if (start) cudaEventDestroy(start);
-    if (end) cudaEventDestroy(end);
   }
   void* Alloc(size_t bytes, std::string* err) {
     void* p = nullptr;
@@ -52,24 +50,10 @@ struct Scratch {
 
 // Median milliseconds of `iters` runs of `body`, after `warmup` runs.
 template <typename F>
-bool TimeMs(Scratch& s, cudaStream_t stream, int warmup, int iters, F&& body, double* median_ms, std::string* err) {
-  if (!s.start && (!CheckRt(cudaEventCreate(&s.start), "create event", err) ||
-                   !CheckRt(cudaEventCreate(&s.end), "create event", err)))
-    return false;
-  for (int i = 0; i < warmup; ++i)
-    if (!body()) return false;
-  std::vector<double> ms;
-  for (int i = 0; i < iters; ++i) {
-    cudaEventRecord(s.start, stream);
-    if (!body()) return false;
-    cudaEventRecord(s.end, stream);
-    if (!CheckRt(cudaEventSynchronize(s.end), "time calibration", err)) return false;
-    float t = 0;
-    cudaEventElapsedTime(&t, s.start, s.end);
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  *median_ms = ms[ms.size() / 2];
+bool TimeMs(cudaStream_t stream, int warmup, int iters, F&& body, double* median_ms, std::string* err) {
+  double us = 0;
+  if (!MedianEventTimeUs(stream, warmup, iters, body, &us, err)) return false;
+  *median_ms = us / 1000.0;
   return true;
 }
 
@@ -144,7 +128,7 @@ bool MeasureGemmTflops(GemmPeakType type, int n, void* stream_ptr, double* tflop
                    "cublasLtMatmul", err);
   };
   double ms = 0;
-  if (!TimeMs(s, stream, 3, 10, body, &ms, err)) return false;
+  if (!TimeMs(stream, 3, 10, body, &ms, err)) return false;
   *tflops = 2.0 * n * static_cast<double>(n) * n / (ms * 1e-3) / 1e12;
   return true;
 }
@@ -158,13 +142,13 @@ bool MeasureCopyGbps(long long bytes, void* stream_ptr, double* kernel_gbps, dou
   InitParams normal;
   if (!FillRandom(src, ElemType::f32, bytes / 4, 3, normal, stream, err)) return false;
   double ms = 0;
-  if (!TimeMs(s, stream, 3, 10, [&] { return CopyFloat4(dst, src, bytes, stream, err); }, &ms, err)) return false;
+  if (!TimeMs(stream, 3, 10, [&] { return CopyFloat4(dst, src, bytes, stream, err); }, &ms, err)) return false;
   *kernel_gbps = 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
   auto memcpy_body = [&] {
     return CheckRt(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, stream), "memcpy",
                    err);
   };
-  if (!TimeMs(s, stream, 3, 10, memcpy_body, &ms, err)) return false;
+  if (!TimeMs(stream, 3, 10, memcpy_body, &ms, err)) return false;
   *memcpy_gbps = 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
   return true;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "library_cudnn_graph.h"
 #include "library_registry.h"
 #include "library_tensors.h"
 
@@ -13,26 +14,9 @@ namespace {
 // Find-time workspace cap: algorithms that want more are not tried.
 constexpr size_t kMaxConvWorkspaceBytes = size_t(1) << 30;
 
-bool CudnnOk(cudnnStatus_t status, const char* what, std::string* err) {
-  if (status == CUDNN_STATUS_SUCCESS) return true;
-  if (err) *err = std::string(what) + ": " + cudnnGetErrorString(status);
-  return false;
-}
-
-class CudnnHandle {
- public:
-  ~CudnnHandle() {
-    if (handle_) cudnnDestroy(handle_);
-  }
-  bool Init(std::string* err) { return handle_ || CudnnOk(cudnnCreate(&handle_), "cudnnCreate", err); }
-  bool Bind(void* stream, std::string* err) {
-    return CudnnOk(cudnnSetStream(handle_, static_cast<cudaStream_t>(stream)), "cudnnSetStream", err);
-  }
-  cudnnHandle_t get() const { return handle_; }
-
- private:
-  cudnnHandle_t handle_ = nullptr;
-};
+// Status checks and the handle are the graph references' (library_cudnn_graph.h).
+using cudnn_graph::Ok;
+using CudnnHandle = cudnn_graph::Handle;
 
 class TensorDesc {
  public:
@@ -40,8 +24,8 @@ class TensorDesc {
     if (desc_) cudnnDestroyTensorDescriptor(desc_);
   }
   bool Set(cudnnTensorFormat_t format, cudnnDataType_t type, int n, int c, int h, int w, std::string* err) {
-    return (desc_ || CudnnOk(cudnnCreateTensorDescriptor(&desc_), "cudnnCreateTensorDescriptor", err)) &&
-           CudnnOk(cudnnSetTensor4dDescriptor(desc_, format, type, n, c, h, w), "cudnnSetTensor4dDescriptor", err);
+    return (desc_ || Ok(cudnnCreateTensorDescriptor(&desc_), "cudnnCreateTensorDescriptor", err)) &&
+           Ok(cudnnSetTensor4dDescriptor(desc_, format, type, n, c, h, w), "cudnnSetTensor4dDescriptor", err);
   }
   cudnnTensorDescriptor_t get() const { return desc_; }
 
@@ -67,7 +51,7 @@ class SoftmaxFp32 : public LibraryReference {
   bool Launch(void* stream, std::string* err) override {
     const float alpha = 1.0f, beta = 0.0f;
     return handle_.Bind(stream, err) &&
-           CudnnOk(cudnnSoftmaxForward(handle_.get(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
+           Ok(cudnnSoftmaxForward(handle_.get(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha,
                                        desc_.get(), x_, &beta, desc_.get(), y_),
                    "cudnnSoftmaxForward", err);
   }
@@ -112,18 +96,18 @@ class ConvolutionBf16 : public LibraryReference {
     if (!handle_.Init(err) ||
         !x_desc_.Set(CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(n), int(c), int(h), int(wd), err) ||
         !y_desc_.Set(CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, int(n), int(k), int(h), int(wd), err) ||
-        !CudnnOk(cudnnCreateFilterDescriptor(&filter_), "cudnnCreateFilterDescriptor", err) ||
+        !Ok(cudnnCreateFilterDescriptor(&filter_), "cudnnCreateFilterDescriptor", err) ||
         // NHWC filter format is KRSC; a depthwise filter has one input channel per group.
-        !CudnnOk(cudnnSetFilter4dDescriptor(filter_, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, int(k),
+        !Ok(cudnnSetFilter4dDescriptor(filter_, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, int(k),
                                             depthwise_ ? 1 : int(c), int(r), int(s)),
                  "cudnnSetFilter4dDescriptor", err) ||
-        !CudnnOk(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor", err) ||
-        !CudnnOk(cudnnSetConvolution2dDescriptor(conv_, int(r / 2), int(s / 2), 1, 1, 1, 1,
+        !Ok(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor", err) ||
+        !Ok(cudnnSetConvolution2dDescriptor(conv_, int(r / 2), int(s / 2), 1, 1, 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                  "cudnnSetConvolution2dDescriptor", err) ||
-        !CudnnOk(cudnnSetConvolutionMathType(conv_, CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType", err) ||
+        !Ok(cudnnSetConvolutionMathType(conv_, CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType", err) ||
         (depthwise_ &&
-         !CudnnOk(cudnnSetConvolutionGroupCount(conv_, int(c)), "cudnnSetConvolutionGroupCount", err)))
+         !Ok(cudnnSetConvolutionGroupCount(conv_, int(c)), "cudnnSetConvolutionGroupCount", err)))
       return false;
     return ChooseAlgorithm(req.id(), err);
   }
@@ -131,7 +115,7 @@ class ConvolutionBf16 : public LibraryReference {
   bool Launch(void* stream, std::string* err) override {
     const float alpha = 1.0f, beta = 0.0f;
     return handle_.Bind(stream, err) &&
-           CudnnOk(cudnnConvolutionForward(handle_.get(), &alpha, x_desc_.get(), x_, filter_, w_, conv_, algo_,
+           Ok(cudnnConvolutionForward(handle_.get(), &alpha, x_desc_.get(), x_, filter_, w_, conv_, algo_,
                                            workspace_.get(), workspace_bytes_, &beta, y_desc_.get(), y_),
                    "cudnnConvolutionForward", err);
   }
@@ -142,7 +126,7 @@ class ConvolutionBf16 : public LibraryReference {
   bool ChooseAlgorithm(const std::string& id, std::string* err) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    if (!CudnnOk(cudnnGetConvolutionForwardAlgorithm_v7(handle_.get(), x_desc_.get(), filter_, conv_, y_desc_.get(),
+    if (!Ok(cudnnGetConvolutionForwardAlgorithm_v7(handle_.get(), x_desc_.get(), filter_, conv_, y_desc_.get(),
                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
                  "cudnnGetConvolutionForwardAlgorithm_v7", err))
       return false;
@@ -151,7 +135,7 @@ class ConvolutionBf16 : public LibraryReference {
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxConvWorkspaceBytes)
         find_bytes = std::max(find_bytes, perf[i].memory);
     if (!workspace_.Reserve(find_bytes, err) ||
-        !CudnnOk(cudnnFindConvolutionForwardAlgorithmEx(handle_.get(), x_desc_.get(), x_, filter_, w_, conv_,
+        !Ok(cudnnFindConvolutionForwardAlgorithmEx(handle_.get(), x_desc_.get(), x_, filter_, w_, conv_,
                                                         y_desc_.get(), y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
                                                         perf, workspace_.get(), find_bytes),
                  "cudnnFindConvolutionForwardAlgorithmEx", err))

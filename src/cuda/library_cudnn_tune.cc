@@ -96,40 +96,14 @@ std::unique_ptr<Desc> MakePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t co
   return plan;
 }
 
-// Two events on the handle's stream, destroyed with the object.
-struct Events {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~Events() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-  }
-};
-
 // Median of `runs` timed executions after one warm-up; false when the plan fails to run.
 bool TimePlan(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack, int runs,
               double* us, std::string* err) {
   cudaStream_t stream = nullptr;
-  Events ev;
-  if (!Ok(cudnnGetStream(handle, &stream), "cudnnGetStream", err) ||
-      !CudaOk(cudaEventCreate(&ev.start), "cudaEventCreate", err) ||
-      !CudaOk(cudaEventCreate(&ev.stop), "cudaEventCreate", err) ||
-      !Ok(cudnnBackendExecute(handle, plan, pack), "cudnnBackendExecute (warm-up)", err) ||
-      !CudaOk(cudaStreamSynchronize(stream), "warm-up", err))
-    return false;
-  std::vector<double> times;
-  for (int r = 0; r < std::max(runs, 1); ++r) {
-    float ms = 0;
-    if (!CudaOk(cudaEventRecord(ev.start, stream), "cudaEventRecord", err) ||
-        !Ok(cudnnBackendExecute(handle, plan, pack), "cudnnBackendExecute (timed)", err) ||
-        !CudaOk(cudaEventRecord(ev.stop, stream), "cudaEventRecord", err) ||
-        !CudaOk(cudaEventSynchronize(ev.stop), "timed run", err) ||
-        !CudaOk(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime", err))
-      return false;
-    times.push_back(ms * 1000.0);
-  }
-  std::sort(times.begin(), times.end());
-  *us = times[times.size() / 2];
-  return true;
+  if (!Ok(cudnnGetStream(handle, &stream), "cudnnGetStream", err)) return false;
+  return MedianEventTimeUs(
+      stream, 1, runs, [&] { return Ok(cudnnBackendExecute(handle, plan, pack), "cudnnBackendExecute", err); }, us,
+      err);
 }
 
 struct Candidate {

@@ -1,6 +1,9 @@
 // The registry of library references: ids to factories, and their shared CUDA plumbing.
 #include "library_registry.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "library_cudnn_graph.h"
 
 namespace forgek {
@@ -44,6 +47,36 @@ bool CudaOk(cudaError_t status, const char* what, std::string* err) {
   if (status == cudaSuccess) return true;
   if (err) *err = std::string(what) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status);
   return false;
+}
+
+bool MedianEventTimeUs(cudaStream_t stream, int warmup, int runs, const std::function<bool()>& body, double* us,
+                       std::string* err) {
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  } ev;
+  if (!CudaOk(cudaEventCreate(&ev.start), "cudaEventCreate", err) ||
+      !CudaOk(cudaEventCreate(&ev.stop), "cudaEventCreate", err))
+    return false;
+  for (int i = 0; i < warmup; ++i)
+    if (!body()) return false;
+  if (warmup > 0 && !CudaOk(cudaStreamSynchronize(stream), "warm-up", err)) return false;
+  std::vector<double> times;
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    float ms = 0;
+    if (!CudaOk(cudaEventRecord(ev.start, stream), "cudaEventRecord", err) || !body() ||
+        !CudaOk(cudaEventRecord(ev.stop, stream), "cudaEventRecord", err) ||
+        !CudaOk(cudaEventSynchronize(ev.stop), "timed run", err) ||
+        !CudaOk(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime", err))
+      return false;
+    times.push_back(ms * 1000.0);
+  }
+  std::sort(times.begin(), times.end());
+  *us = times[times.size() / 2];
+  return true;
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,12 @@ void AddCubReferences(LibraryTable* table);
 
 // True on cudaSuccess; else fills `err` with "<what>: <cuda error name>: <description>".
 bool CudaOk(cudaError_t status, const char* what, std::string* err);
+
+// Median microseconds of `runs` (at least 1) executions of `body` on `stream`, timed with CUDA
+// events, after `warmup` untimed ones. `body` enqueues one execution and reports its own failure
+// (into the caller's error string); false on a failure of `body` or of CUDA (then in `err`).
+bool MedianEventTimeUs(cudaStream_t stream, int warmup, int runs, const std::function<bool()>& body, double* us,
+                       std::string* err);
 
 // Device memory owned by a reference (workspaces, pointer arrays), freed with it.
 class DeviceBuffer {

@@ -209,30 +209,37 @@ bool Store::ListAttempts(const std::string& run_id, std::vector<AttemptRecord>* 
 bool Store::ListTimedAttempts(const std::string& operator_name, const std::string& arch, int limit,
                               std::vector<TimedAttempt>* out, std::string* err) {
   out->clear();
+  // One query: the best `limit` attempts joined with their measurements, attempt by attempt.
   sql::Stmt s(db_,
-              "SELECT a.id, a.run_id, a.iteration, c.family, c.params_json, a.geomean_speedup FROM attempts a "
-              "JOIN runs r ON r.id = a.run_id JOIN candidates c ON c.hash = a.candidate_hash "
+              "SELECT t.id, t.run_id, t.iteration, t.family, t.params_json, t.geomean_speedup, m.config, m.correct, "
+              "m.rel_l2, m.max_abs, m.candidate_us, m.incumbent_us, m.rel_noise, m.speedup, m.sol_pct FROM ("
+              "SELECT a.id, a.run_id, a.iteration, c.family, c.params_json, a.geomean_speedup, a.created_at "
+              "FROM attempts a JOIN runs r ON r.id = a.run_id JOIN candidates c ON c.hash = a.candidate_hash "
               "WHERE r.operator_name = ? AND r.arch = ? AND a.outcome IN ('faster', 'slower') AND c.family != '' "
-              "ORDER BY a.geomean_speedup DESC, a.created_at, a.id LIMIT ?");
+              "ORDER BY a.geomean_speedup DESC, a.created_at, a.id LIMIT ?) t "
+              "LEFT JOIN attempt_measurements m ON m.attempt_id = t.id "
+              "ORDER BY t.geomean_speedup DESC, t.created_at, t.id, m.config");
   s.Bind(1, operator_name);
   s.Bind(2, arch);
   s.Bind(3, static_cast<int64_t>(limit));
-  std::vector<std::string> ids;
+  std::string last_id;
   for (bool row = true;;) {
     if (!s.Step(&row, err)) return false;
-    if (!row) break;
-    ids.push_back(s.Text(0));
-    TimedAttempt a;
-    a.run_id = s.Text(1);
-    a.iteration = static_cast<int>(s.Int(2));
-    a.family = s.Text(3);
-    a.params_json = s.Text(4);
-    a.geomean_speedup = s.Real(5);
-    out->push_back(std::move(a));
+    if (!row) return true;
+    if (out->empty() || s.Text(0) != last_id) {
+      last_id = s.Text(0);
+      TimedAttempt a;
+      a.run_id = s.Text(1);
+      a.iteration = static_cast<int>(s.Int(2));
+      a.family = s.Text(3);
+      a.params_json = s.Text(4);
+      a.geomean_speedup = s.Real(5);
+      out->push_back(std::move(a));
+    }
+    if (!s.IsNull(6))
+      out->back().measurements.push_back({s.Text(6), s.Int(7) != 0, s.Real(8), s.Real(9), s.Real(10), s.Real(11),
+                                          s.Real(12), s.Real(13), s.Real(14)});
   }
-  for (size_t i = 0; i < out->size(); ++i)
-    if (!ReadMeasurements(db_, ids[i], &(*out)[i].measurements, err)) return false;
-  return true;
 }
 
 bool Store::AddExchange(ExchangeRecord* x, std::string* err) {
