@@ -32,10 +32,10 @@ STEPS=(
   # when a candidate wins; run 2 then starts from that seal; the seal is re-verified and exported.
   "run-gemm-1|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 1"
   "run-gemm-2|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 2"
-  "run-softmax-1|timeout 120 $F --json run --op softmax_fp32 --iterations 24 --seed 1"
-  "run-softmax-2|timeout 120 $F --json run --op softmax_fp32 --iterations 24 --seed 2"
+  "run-softmax-1|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 1"
+  "run-softmax-2|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 2"
   "seals|$F seal list"
-  "seal-verify|id=\$($F --json seal list | python3 -c 'import json,sys; l=json.load(sys.stdin); print(l[0][\"id\"] if l else \"\")') && if [[ -z \$id ]]; then echo 'no seal in the store: nothing to verify or export'; else $F seal verify \$id && rm -rf $out/export && $F seal export \$id $out/export && ls -l $out/export; fi"
+  "seal-verify|ids=\$($F --json seal list | python3 -c 'import json,sys; print(\" \".join(s[\"id\"] for s in json.load(sys.stdin)))') && if [[ -z \$ids ]]; then echo 'no seal in the store: nothing to verify or export'; else for id in \$ids; do $F seal verify \$id && rm -rf $out/export-\$id && $F seal export \$id $out/export-\$id && ls -l $out/export-\$id || exit 1; done; fi"
   # Cross-run learning: run 1 learns on one skinny gemm config, then fresh runs on the other start
   # from its store or from an empty one (scripts/cross_run_learning.py).
   "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"

@@ -36,6 +36,7 @@ struct LaunchSpec {
   std::vector<std::string> cluster;  // 0-3 expressions
   std::string smem = "0";            // dynamic shared memory bytes
   std::vector<std::string> args;     // see docs/candidate-format.md
+  std::string when;                  // expression: the launch runs where it is non-zero (empty: always)
   int line = 0;                      // line of this launch in the file, for diagnostics
 };
 

@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/driver_version.h"
 #include "cli/gpu_session.h"
 #include "forgek/library_reference.h"
 #include "forgek/store.h"
@@ -360,15 +361,13 @@ Check CheckGpu(const std::string& arch, nlohmann::json* probe_json) {
                " SMs, " + Mib(d.l2_bytes) + " L2, " + Gib(d.memory_bytes) + ")";
     if (d.cc.rfind(CcPrefix(arch), 0) == 0) arch_matches = true;
   }
-  std::string driver = std::to_string(probe.driver_version / 1000) + "." +
-                       std::to_string(probe.driver_version % 1000 / 10);
   if (!arch_matches) {
     c.detail = "no device of compute capability " + CcPrefix(arch) + "x for --arch " + arch + " (found " + devices +
                "): pick the --arch of your GPU";
     return c;
   }
   c.ok = true;
-  c.detail = "driver CUDA " + driver + ", " + devices;
+  c.detail = "driver " + DriverDescription(probe.driver_version) + ", " + devices;
   return c;
 }
 

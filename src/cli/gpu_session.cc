@@ -12,17 +12,10 @@
 #include "forgek/gpu_list.h"
 #include "forgek/hash.h"
 #include "forgek/paths.h"
+#include "cli/driver_version.h"
 #include "run/incumbent.h"
 
 namespace forgek::cli {
-namespace {
-
-std::string DriverText(int version) {
-  if (version <= 0) return "";
-  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
-}
-
-}  // namespace
 
 SessionEvaluator::SessionEvaluator(WorkerEvaluatorOptions opts) : worker_(std::move(opts)) {}
 
@@ -39,7 +32,7 @@ std::string SessionEvaluator::DeviceName() const {
   return probe_.devices.empty() ? "" : probe_.devices.front().name;
 }
 
-std::string SessionEvaluator::DriverVersion() const { return "CUDA " + DriverText(probe_.driver_version); }
+std::string SessionEvaluator::DriverVersion() const { return DriverDescription(probe_.driver_version); }
 
 DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, const DevicePeaks& peaks) {
   DeviceRecord d;
@@ -51,7 +44,7 @@ DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, 
     d.memory_bytes = info.memory_bytes;
   }
   d.arch = arch;
-  d.driver = "CUDA " + DriverText(probe.driver_version);
+  d.driver = DriverDescription(probe.driver_version);
   d.peaks = {{"dram_gbps", peaks.BandwidthGbps()},   {"copy_kernel_gbps", peaks.copy_kernel_gbps},
              {"memcpy_gbps", peaks.memcpy_gbps},      {"bf16_tflops", peaks.bf16_tflops},
              {"fp16_tflops", peaks.fp16_tflops},      {"fp8_tflops", peaks.fp8_tflops},

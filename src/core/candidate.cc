@@ -209,7 +209,7 @@ class ManifestReader {
         r_.Error(path, "expected an object {\"kernel\", \"grid\", \"block\", \"args\"}, got " + JsonTypeName(l));
         continue;
       }
-      r_.UnknownMembers(l, path, {"kernel", "grid", "block", "cluster", "smem", "args"});
+      r_.UnknownMembers(l, path, {"kernel", "grid", "block", "cluster", "smem", "args", "when"});
       LaunchSpec spec;
       spec.line = locator_->ValueAt(path).line;
       if (r_.String(l, path, "kernel", true, &spec.kernel) && !IsIdentifier(spec.kernel))
@@ -218,6 +218,7 @@ class ManifestReader {
       r_.ExpressionList(l, path, "block", true, 3, &spec.block);
       r_.ExpressionList(l, path, "cluster", false, 3, &spec.cluster);
       if (const Json* smem = r_.Member(l, path, "smem", false)) r_.Expression(*smem, JsonPathKey(path, "smem"), &spec.smem);
+      if (const Json* when = r_.Member(l, path, "when", false)) r_.Expression(*when, JsonPathKey(path, "when"), &spec.when);
       r_.StringList(l, path, "args", true, &spec.args);
       for (size_t a = 0; a < spec.args.size(); ++a)
         if (spec.args[a].empty()) r_.Error(JsonPathIndex(JsonPathKey(path, "args"), a), "empty argument");

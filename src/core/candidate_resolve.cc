@@ -61,7 +61,21 @@ class Resolver {
       r.workspace_zero.push_back(m_.workspaces[i].zero);
     }
     for (size_t i = 0; i < m_.tensor_maps.size(); ++i) r.tensor_maps.push_back(ResolveTensorMap(i));
-    for (size_t i = 0; i < m_.launches.size(); ++i) r.launches.push_back(ResolveLaunch(i));
+    // A launch whose `when` is 0 does not run for this config (a family picking a kernel per shape);
+    // its other fields are not evaluated, so they need not be valid there.
+    bool any_when_failed = false;
+    for (size_t i = 0; i < m_.launches.size(); ++i) {
+      const std::string& when = m_.launches[i].when;
+      int64_t runs = 1;
+      if (!when.empty() && !Eval(JsonPathKey(JsonPathIndex("launches", i), "when"), when,
+                                 std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &runs)) {
+        any_when_failed = true;
+        continue;
+      }
+      if (runs != 0) r.launches.push_back(ResolveLaunch(i));
+    }
+    if (r.launches.empty() && !any_when_failed)
+      Error("launches", "no launch runs: the 'when' of every launch is 0");
     if (diags_->size() > first_) return false;
     *out = std::move(r);
     return true;

@@ -139,6 +139,7 @@ class CandidateValidator {
     check_list("block", l.block);
     check_list("cluster", l.cluster);
     Check(JsonPathKey(path, "smem"), l.smem);
+    if (!l.when.empty()) Check(JsonPathKey(path, "when"), l.when);
     for (size_t a = 0; a < l.args.size(); ++a) CheckArg(JsonPathIndex(JsonPathKey(path, "args"), a), l.args[a]);
     if (!l.kernel.empty() && !DeclaresGlobalKernel(code, l.kernel))
       r_.Error(JsonPathKey(path, "kernel"), "no 'extern \"C\" __global__' function named '" + l.kernel +

@@ -154,6 +154,29 @@ TEST(CandidateResolve, LaunchLimitsAreChecked) {
             std::string::npos);
 }
 
+// A family can pick a kernel per shape: a launch runs only where its `when` is non-zero, and its
+// other fields are not evaluated elsewhere (here the second grid would be 0 for small N).
+TEST(CandidateResolve, LaunchesRunWhereTheirWhenHolds) {
+  Candidate c = Parse(R"j({"launches": [
+    {"kernel": "k", "grid": ["M"], "block": [32], "when": "N <= 1024", "args": []},
+    {"kernel": "k", "grid": ["N / 2048"], "block": [64], "when": "N > 1024", "args": []}]})j");
+  for (int64_t n : {512, 4096}) {
+    ResolvedCandidate r;
+    Diagnostics diags;
+    ASSERT_TRUE(ResolveCandidate(c.manifest, Gemm(), {}, {{"M", 8}, {"N", n}, {"K", 64}}, &r, &diags))
+        << FormatDiagnostics(diags);
+    ASSERT_EQ(r.launches.size(), 1u) << "N = " << n;
+    EXPECT_EQ(r.launches[0].block[0], n <= 1024 ? 32 : 64);
+    EXPECT_EQ(r.launches[0].grid[0], n <= 1024 ? 8 : n / 2048);
+  }
+  std::string none = ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "when": "N < 64", "args": []})j");
+  EXPECT_NE(none.find("no launch runs"), std::string::npos) << none;
+  std::string bad = ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "when": "M / (N - 4096)", "args": []})j");
+  EXPECT_NE(bad.find("launches[0].when"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("division by zero"), std::string::npos) << bad;
+  EXPECT_EQ(ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "when": "N == 4096", "args": []})j"), "");
+}
+
 TEST(CandidateResolve, Int32ArgumentsMustFit) {
   EXPECT_EQ(ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["2147483647", "0 - 2147483648"]})j"), "");
   std::string err = ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["M * N * K"]})j");

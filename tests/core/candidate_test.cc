@@ -306,6 +306,9 @@ TEST(CandidateValidate, NamesMustBeInScope) {
   const std::vector<Case> cases = {
       {"unknown name in grid", WithLaunch(launch("ceil_div(M, BX)")), "launches[0].grid[0]", "unknown name 'BX'",
        "BX", 0},
+      {"unknown name in when",
+       WithLaunch(R"j({"kernel": "k", "grid": [1], "block": [32], "when": "N < QQ", "args": []})j"),
+       "launches[0].when", "unknown name 'QQ'", "QQ", 0},
       {"let uses a later let", WithLaunch(launch("1"), R"j("let": {"a": "b + 1", "b": "2"},)j"), "let.a",
        "unknown name 'b'", "b + 1", 0},
       {"constraint names a tensor", WithLaunch(launch("1"), R"j("constraints": ["A > 0"],)j"), "constraints[0]",

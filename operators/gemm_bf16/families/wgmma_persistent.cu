@@ -23,7 +23,7 @@
     "ctas": "skinny*(N / SBN)*split_k + (1 - skinny)*min(units, 132 / CLUSTER_M)*CLUSTER_M",
     "cluster_x": "skinny*split_k*S_CA + (1 - skinny)*CLUSTER_M",
     "threads": "skinny*(128 + 128*S_CONS) + (1 - skinny)*384",
-    "sk_on": "(1 - skinny)*SK_TAIL"
+    "sk_on": "(1 - skinny)*(SK_TAIL > 0)"
   },
   "constraints": ["BM * BN == 128*256",
                   "smem_big <= 232448",
@@ -103,6 +103,16 @@
 //   the two consumers never wait for each other. Workspaces: sk_part [G][2][BM/2 x BN] fp32
 //   (17 MB for G = 132; poisoned, never read before its flag is set), sk_flag [G][2] u32.
 //   The producer walks the same (tile, k-range) sequence and loads exactly those k-tiles.
+//   SK_TAIL = 2: stream-K over the remainder only. All W full waves stay data-parallel; the last
+//   R tiles' R * k_tiles iterations are cut into min(G, 2R) ranges, so every range holds at least
+//   k_tiles / 2 iterations and a tile is shared by at most 3 blocks (the owner waits for each).
+//   The region is small enough to stay in L2 (4096^3: 116 tiles, ~30 MB of A and B panels against
+//   SK_TAIL = 1's 248 tiles and 48 MB), and the tail lasts ~R/G of a tile instead of a whole one:
+//   4096^3 3.88 tile times instead of 4, 8192^3 (T = 2048, R = 68) 15.52 instead of 16.
+//   Measured on H200 (fourth session): correct on every config, but 4096^3 0.925-0.934x of cuBLAS
+//   against 0.993x without (8192^3 unchanged), so it is out of the domain too: even an L2-resident
+//   stream-K region runs its k-tiles far slower than a data-parallel wave, whose blocks read the
+//   same A and B k-slices at the same moment.
 //
 // Skinny path (M <= 64, e.g. M = 64, N = K = 8192, bound by streaming B once from DRAM):
 //   split-K over a cluster. N/SBN column tiles x split_k K-slices give ~SK_CTAS blocks (split_k a
@@ -503,10 +513,11 @@ struct TileWalk {
   }
 };
 
-// First stream-K iteration of block b: ranges are [sk_start(b), sk_start(b + 1)).
+// First stream-K iteration of block b: ranges are [sk_start(b), sk_start(b + 1)); blocks from
+// `blocks` on have empty ranges.
 __device__ __forceinline__ int sk_start(int b, int sk_iters, int blocks)
 {
-  return (int)((long long)b * sk_iters / blocks);
+  return b >= blocks ? sk_iters : (int)((long long)b * sk_iters / blocks);
 }
 
 // Unit index -> top-left corner of this block's BM x BN tile. Units form a grid of
@@ -538,16 +549,23 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
   const int k_tiles = K / kBK;
 
   // Schedule (SK_TAIL: see the header; CLUSTER_M == 1 there, so a unit is a tile and a cluster a block).
-  int dp_units = units, sk_iters = 0;
+  // SK_TAIL 1: the last full wave and the remainder, over every block; SK_TAIL 2: the remainder
+  // only, over at most 2 blocks per tile, so that every range holds >= k_tiles / 2 k-tiles.
+  int dp_units = units, sk_iters = 0, sk_blocks = clusters;
   if (SK_TAIL) {
     const int waves = units / clusters, rem = units % clusters;
-    if (waves >= 1 && rem != 0) {
+    if (SK_TAIL == 1 && waves >= 1 && rem != 0) {
       dp_units = (waves - 1) * clusters;
       sk_iters = (units - dp_units) * k_tiles;
     }
+    if (SK_TAIL == 2 && rem != 0) {
+      dp_units = waves * clusters;
+      sk_iters = rem * k_tiles;
+      sk_blocks = min(clusters, rem * min(2, k_tiles));
+    }
   }
-  const TileWalk walk0 = {cluster_id, dp_units, clusters, sk_start(cluster_id, sk_iters, clusters),
-                          sk_start(cluster_id + 1, sk_iters, clusters), dp_units, k_tiles};
+  const TileWalk walk0 = {cluster_id, dp_units, clusters, sk_start(cluster_id, sk_iters, sk_blocks),
+                          sk_start(cluster_id + 1, sk_iters, sk_blocks), dp_units, k_tiles};
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -681,7 +699,7 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
       if (SK_TAIL && ke < k_tiles) {
         // Stream-K, we own k-tile 0 but the tile goes on in the next block(s): add their partials.
         const int tile_end = (u - dp_units + 1) * k_tiles;  // end of this tile's iterations
-        for (int b = cluster_id + 1; b < clusters && sk_start(b, sk_iters, clusters) < tile_end; ++b) {
+        for (int b = cluster_id + 1; b < sk_blocks && sk_start(b, sk_iters, sk_blocks) < tile_end; ++b) {
           if (lt == 0) {
             while (ld_acquire_gpu(&sk_flag[2 * b + c]) != 1) {
             }
