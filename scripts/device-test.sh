@@ -34,8 +34,13 @@ STEPS=(
   "run-gemm-2|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 2"
   "run-softmax-1|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 1"
   "run-softmax-2|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 2"
+  # The same from a store of its own (empty: no other operator's or run's attempts), then a second
+  # run there, which starts from run 1's seal if it sealed; FRESH_SEED picks run 1's seed.
+  "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
+  "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations 40 --seed 11"
   "seals|$F seal list"
   "seal-verify|ids=\$($F --json seal list | python3 -c 'import json,sys; print(\" \".join(s[\"id\"] for s in json.load(sys.stdin)))') && if [[ -z \$ids ]]; then echo 'no seal in the store: nothing to verify or export'; else for id in \$ids; do $F seal verify \$id && rm -rf $out/export-\$id && $F seal export \$id $out/export-\$id && ls -l $out/export-\$id || exit 1; done; fi"
+  "seal-verify-fresh|ids=\$($bin/forgek --store $PWD/$out/fresh.db --json seal list | python3 -c 'import json,sys; print(\" \".join(s[\"id\"] for s in json.load(sys.stdin)))') && if [[ -z \$ids ]]; then echo 'no seal in the store: nothing to verify or export'; else for id in \$ids; do $bin/forgek --store $PWD/$out/fresh.db seal verify \$id && rm -rf $out/export-fresh-\$id && $bin/forgek --store $PWD/$out/fresh.db seal export \$id $out/export-fresh-\$id && ls -l $out/export-fresh-\$id || exit 1; done; fi"
   # Cross-run learning: run 1 learns on one skinny gemm config, then fresh runs on the other start
   # from its store or from an empty one (scripts/cross_run_learning.py).
   "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"

@@ -83,18 +83,26 @@ bool FamilySpace::Mutate(const ParamAssignment& parent, Rng& rng, ParamAssignmen
   for (const ParamSpec& p : family_.manifest.params)
     if (p.values.size() > 1) genes.push_back(&p);
   if (genes.empty()) return false;
+  // The number of genes changed is geometric: one with probability 2/3, two with 2/9, three with
+  // 2/27, ... Single steps keep a good parent's structure; the occasional multi-gene step leaves a
+  // basin where two params only pay off together (a path switch that needs a matching size: one
+  // change alone is slower, so single steps never cross).
+  std::bernoulli_distribution one_more(1.0 / 3);
+  // Domains list values in a meaningful order (sizes ascending), so a neighbour is a small step;
+  // one gene change in eight jumps anywhere in its domain.
+  std::bernoulli_distribution jump(1.0 / 8);
+  std::vector<size_t> order(genes.size());
+  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
   for (int attempt = 0; attempt < 64; ++attempt) {
     ParamAssignment child = parent;
-    // Mostly one gene, sometimes two: small steps keep good parents' structure.
-    int moves = (attempt % 4 == 3 && genes.size() > 1) ? 2 : 1;
-    for (int m = 0; m < moves; ++m) {
-      std::uniform_int_distribution<size_t> pick_gene(0, genes.size() - 1);
-      const ParamSpec& gene = *genes[pick_gene(rng)];
+    size_t moves = 1;
+    while (moves < genes.size() && one_more(rng)) ++moves;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t m = 0; m < moves; ++m) {
+      const ParamSpec& gene = *genes[order[m]];
       auto pos = std::find(gene.values.begin(), gene.values.end(), child[gene.name]);
       size_t index = pos == gene.values.end() ? 0 : static_cast<size_t>(pos - gene.values.begin());
-      // Domains list values in a meaningful order (sizes ascending), so a neighbour is a small step;
-      // one attempt in eight jumps anywhere to escape local optima.
-      if (attempt % 8 == 7) {
+      if (jump(rng)) {
         std::uniform_int_distribution<size_t> any(0, gene.values.size() - 1);
         index = any(rng);
       } else if (index == 0) {

@@ -247,6 +247,34 @@ TEST(FamilySpace, MutationStaysValidAndMoves) {
   EXPECT_FALSE(space.Valid({{"BLOCK", 100}, {"VEC", 1}})) << "values outside the domain are invalid";
 }
 
+// A basin that single-gene steps cannot leave: from (PATH 0, ITEMS 4) the better instance is
+// (PATH 1, ITEMS 8), and either change alone is worse. Mutation must take such two-gene steps
+// now and then, while most steps stay small.
+TEST(FamilySpace, MutationSometimesMovesSeveralGenes) {
+  OperatorSpec op = TwoConfigOperator();
+  Candidate fam = Family("paths.cu", {}, {{"PATH", {0, 1}}, {"ITEMS", {4, 8}}, {"ROWS", {2, 4, 8, 16}},
+                                          {"STAGES", {2, 3, 4, 6}}, {"STORE", {0, 1}}}, {});
+  FamilySpace space(fam, op);
+  Rng rng(7);
+  const ParamAssignment parent{{"PATH", 0}, {"ITEMS", 4}, {"ROWS", 4}, {"STAGES", 3}, {"STORE", 0}};
+  int both = 0, single = 0, three_or_more = 0;
+  constexpr int kDraws = 3000;
+  for (int i = 0; i < kDraws; ++i) {
+    ParamAssignment child;
+    ASSERT_TRUE(space.Mutate(parent, rng, &child));
+    int changed = 0;
+    for (const auto& [name, value] : parent) changed += child.at(name) != value;
+    ASSERT_GE(changed, 1);
+    single += changed == 1;
+    three_or_more += changed >= 3;
+    both += child.at("PATH") == 1 && child.at("ITEMS") == 8;
+  }
+  // Two given genes out of five change together in about 2/9 * 1/10 + (3+ gene steps) of draws.
+  EXPECT_GT(both, kDraws / 100) << "two-gene steps across the basin: " << both << " of " << kDraws;
+  EXPECT_GT(single, kDraws / 2) << "most steps change one gene: " << single;
+  EXPECT_GT(three_or_more, 0);
+}
+
 TEST(FamilySpace, SampleFindsRareValidCornerByEnumeration) {
   OperatorSpec op = TwoConfigOperator();
   Candidate fam = Family("rare.cu", {}, {{"A", {1, 2, 3, 4, 5, 6, 7, 8}}, {"B", {1, 2, 3, 4, 5, 6, 7, 8}}},
