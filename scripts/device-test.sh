@@ -18,6 +18,24 @@ export XDG_CACHE_HOME="$PWD/$out/cache"
 
 store="$PWD/$out/store.db"
 F="$bin/forgek --store $store"
+# verify_seals STORE PREFIX: `seal verify` and `seal export` (to $out/PREFIX-ID) of every seal in STORE.
+verify_seals() {
+  local ids id
+  ids=$("$bin/forgek" --store "$1" --json seal list |
+    python3 -c 'import json,sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))') || return 1
+  if [[ -z $ids ]]; then
+    echo "no seal in $1: nothing to verify or export"
+    return 0
+  fi
+  for id in $ids; do
+    "$bin/forgek" --store "$1" seal verify "$id" || return 1
+    rm -rf "$out/$2-$id"
+    "$bin/forgek" --store "$1" seal export "$id" "$out/$2-$id" && ls -l "$out/$2-$id" || return 1
+  done
+}
+export -f verify_seals
+export bin out
+
 # Each step is bounded so that one hang cannot eat the call; the most important steps come first.
 STEPS=(
   "probe|$bin/forgek worker --probe"
@@ -39,8 +57,8 @@ STEPS=(
   "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
   "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations 40 --seed 11"
   "seals|$F seal list"
-  "seal-verify|ids=\$($F --json seal list | python3 -c 'import json,sys; print(\" \".join(s[\"id\"] for s in json.load(sys.stdin)))') && if [[ -z \$ids ]]; then echo 'no seal in the store: nothing to verify or export'; else for id in \$ids; do $F seal verify \$id && rm -rf $out/export-\$id && $F seal export \$id $out/export-\$id && ls -l $out/export-\$id || exit 1; done; fi"
-  "seal-verify-fresh|ids=\$($bin/forgek --store $PWD/$out/fresh.db --json seal list | python3 -c 'import json,sys; print(\" \".join(s[\"id\"] for s in json.load(sys.stdin)))') && if [[ -z \$ids ]]; then echo 'no seal in the store: nothing to verify or export'; else for id in \$ids; do $bin/forgek --store $PWD/$out/fresh.db seal verify \$id && rm -rf $out/export-fresh-\$id && $bin/forgek --store $PWD/$out/fresh.db seal export \$id $out/export-fresh-\$id && ls -l $out/export-fresh-\$id || exit 1; done; fi"
+  "seal-verify|verify_seals $store export"
+  "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"
   # Cross-run learning: run 1 learns on one skinny gemm config, then fresh runs on the other start
   # from its store or from an empty one (scripts/cross_run_learning.py).
   "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"

@@ -63,18 +63,17 @@ class Resolver {
     for (size_t i = 0; i < m_.tensor_maps.size(); ++i) r.tensor_maps.push_back(ResolveTensorMap(i));
     // A launch whose `when` is 0 does not run for this config (a family picking a kernel per shape);
     // its other fields are not evaluated, so they need not be valid there.
-    bool any_when_failed = false;
+    const size_t before_launches = diags_->size();
     for (size_t i = 0; i < m_.launches.size(); ++i) {
       const std::string& when = m_.launches[i].when;
       int64_t runs = 1;
       if (!when.empty() && !Eval(JsonPathKey(JsonPathIndex("launches", i), "when"), when,
-                                 std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &runs)) {
-        any_when_failed = true;
+                                 std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &runs))
         continue;
-      }
       if (runs != 0) r.launches.push_back(ResolveLaunch(i));
     }
-    if (r.launches.empty() && !any_when_failed)
+    // Only a `when` that failed to evaluate leaves no launch and a diagnostic behind.
+    if (r.launches.empty() && diags_->size() == before_launches)
       Error("launches", "no launch runs: the 'when' of every launch is 0");
     if (diags_->size() > first_) return false;
     *out = std::move(r);
