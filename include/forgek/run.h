@@ -11,6 +11,7 @@
 #include "forgek/compile.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 
@@ -85,13 +86,7 @@ struct RunSummary {
 bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
                      std::string* err);
 
-// The sealing rule (DESIGN.md): correct on every config, geomean faster than the incumbent beyond
-// noise and by at least `min_gain`, and no config slower beyond its noise.
-struct SealVerdict {
-  bool seal = false;
-  std::string reason;
-};
-SealVerdict DecideSeal(const EvalResult& confirmation, size_t operator_configs, double min_gain);
+// The sealing rule lives in forgek/verdict.h (DecideSeal), with every other comparison of times.
 
 }  // namespace forgek
 

@@ -131,7 +131,7 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
     if (it == family_index.end()) continue;
     int f = it->second;
     ++family_tries[f];
-    bool timed = a.outcome == Outcome::faster || a.outcome == Outcome::slower;
+    bool timed = OutcomeTimed(a.outcome);
     if (!timed) continue;
     evaluated.push_back({&a, f});
     family_best[f] = std::max(family_best[f], a.geomean_speedup);

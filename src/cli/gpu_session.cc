@@ -1,6 +1,8 @@
 // Opening the GPU for a command: probe, peaks (calibrated once per device and stored), evaluator.
 #include "cli/gpu_session.h"
 
+#include "forgek/verdict.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -199,34 +201,31 @@ VerifyOutcome VerifySealOnGpu(const Context& ctx, Store& store, const OperatorSp
   req.seeds = 3;
   EvalResult r = gpu.evaluator->Evaluate(req);
 
-  bool regression = false;
-  std::string text;
+  // The one rule (forgek/verdict.h): the seal holds while it is correct everywhere and slower than
+  // the expert reference, measured interleaved now, on no config.
+  std::vector<std::pair<std::string, double>> sealed(seal.config_us.begin(), seal.config_us.end());
+  VerifyVerdict verdict = DecideVerify(r, op.configs.size(), sealed);
+  const bool regression = !verdict.holds;
+  std::string text = regression ? verdict.reason + "\n" : "";
   nlohmann::json configs = nlohmann::json::array();
-  if (r.outcome != Outcome::faster && r.outcome != Outcome::slower) {
-    regression = true;
-    text += std::string("not valid any more: ") + OutcomeName(r.outcome) + ": " + r.detail + "\n";
-  }
-  for (const ConfigResult& c : r.configs) {
-    auto it = seal.config_us.find(c.config);
-    double sealed = it == seal.config_us.end() ? 0 : it->second;
-    // Slower than sealed beyond three times the measured noise (and at least 3%) is a regression.
-    double allowed = std::max(0.03, 3 * c.candidate.rel_noise);
-    bool slower = sealed > 0 && c.candidate.median_us > sealed * (1 + allowed);
-    bool wrong = !c.correctness.ok;
-    regression = regression || slower || wrong;
-    char line[256];
-    std::snprintf(line, sizeof line, "%-22s %-7s now %10.2f us (sealed %10.2f us, expert %10.2f us)%s\n",
-                  c.config.c_str(), wrong ? "WRONG" : "ok", c.candidate.median_us, sealed, c.incumbent.median_us,
-                  slower ? "  SLOWER" : "");
+  for (const VerifyConfig& c : verdict.configs) {
+    const bool slower = c.vs_expert.direction == Direction::slower;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%-22s %-7s now %10.2f us (sealed %10.2f us, drift %+5.1f%%; expert %10.2f us, %.3fx +- %.1f%%)%s\n",
+                  c.config.c_str(), c.correct ? "ok" : "WRONG", c.now_us, c.sealed_us, 100 * c.drift, c.expert_us,
+                  c.vs_expert.speedup, 100 * c.vs_expert.noise, slower ? "  SLOWER" : "");
     text += line;
-    configs.push_back({{"config", c.config}, {"correct", !wrong}, {"median_us", c.candidate.median_us},
-                       {"sealed_us", sealed}, {"expert_us", c.incumbent.median_us}, {"slower", slower}});
+    configs.push_back({{"config", c.config}, {"correct", c.correct}, {"median_us", c.now_us},
+                       {"sealed_us", c.sealed_us}, {"drift", c.drift}, {"expert_us", c.expert_us},
+                       {"speedup_vs_expert", c.vs_expert.speedup}, {"noise", c.vs_expert.noise},
+                       {"slower", slower}});
   }
   v.exit_code = regression ? kExitRegression : kExitOk;
   v.text = "seal " + seal.id.substr(0, 12) + " (" + op.name + ") on " + gpu.evaluator->DeviceName() + ": " +
            (regression ? "REGRESSION" : "holds") + "\n" + text;
   v.json = nlohmann::json{{"seal", seal.id}, {"ok", !regression}, {"device", gpu.evaluator->DeviceName()},
-                          {"outcome", OutcomeName(r.outcome)}, {"configs", configs}}
+                          {"outcome", OutcomeName(r.outcome)}, {"reason", verdict.reason}, {"configs", configs}}
                .dump();
   return v;
 }

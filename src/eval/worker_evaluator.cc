@@ -8,6 +8,7 @@
 
 #include "eval/timing_stats.h"
 #include "forgek/knowledge.h"
+#include "forgek/verdict.h"
 #include "forgek/worker_client.h"
 
 namespace forgek {
@@ -167,9 +168,6 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     }
   }
 
-  double log_speedup_sum = 0;
-  bool regressed = false;
-  std::string regressions;
   for (const ConfigSpec* config : configs) {
     EvaluateCommand cmd;
     cmd.time = timed;
@@ -228,22 +226,15 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
         return finish(Outcome::wrong, fmt::format("{}: measured {:.3f} us is below the speed-of-light bound {:.3f} us "
                                                   "({:.0f}% of SOL): impossible, the kernel skips work or fools the timer",
                                                   where, cr.candidate.median_us, cr.sol_us, cr.sol_pct));
-      log_speedup_sum += std::log(std::max(cr.speedup, 1e-9));
-      double noise = cr.candidate.rel_noise + cr.incumbent.rel_noise;
-      if (cr.speedup < 1 - noise) {
-        regressed = true;
-        regressions += fmt::format(" {} {:.3f}x;", config->name, cr.speedup);
-      }
     } else {
       result.configs.push_back(cr);
     }
   }
   if (!timed || !has_incumbent)
-    return finish(Outcome::faster, "correct on every config; not timed against an incumbent");
-  result.geomean_speedup = std::exp(log_speedup_sum / static_cast<double>(configs.size()));
-  std::string summary = fmt::format("geomean speedup {:.3f}x over {} configs", result.geomean_speedup, configs.size());
-  if (result.geomean_speedup > 1 && !regressed) return finish(Outcome::faster, summary);
-  return finish(Outcome::slower, summary + (regressed ? "; slower beyond noise on" + regressions : ""));
+    return finish(Outcome::correct, "correct on every config; not timed against an incumbent");
+  GeomeanComparison g = CompareOnConfigs(result.configs);
+  result.geomean_speedup = g.speedup;
+  return finish(TimedOutcome(g.direction), g.Summary());
 }
 
 bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {

@@ -91,7 +91,7 @@ bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::ve
     return false;
   }
   // Only timed outcomes say anything about speed.
-  if (in.result->outcome != Outcome::faster && in.result->outcome != Outcome::slower) return true;
+  if (!OutcomeTimed(in.result->outcome)) return true;
 
   // Group the configs by regime: a mechanism may help large shapes and hurt skinny ones.
   struct Group {

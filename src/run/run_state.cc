@@ -11,11 +11,12 @@
 
 #include "forgek/hash.h"
 #include "forgek/store.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 namespace {
 
-bool Timed(Outcome o) { return o == Outcome::faster || o == Outcome::slower; }
+bool Timed(Outcome o) { return OutcomeTimed(o); }
 
 std::string Fmt3(double v) {
   char buf[32];
@@ -332,16 +333,9 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     a.outcome = Outcome::compile_error;
     a.feedback = compiled.timed_out ? "compile timed out: " + compiled.Summary() : compiled.Summary();
   } else if (!evaluated) {
-    // Not evaluated (--compile-only): the agent sees it as untimed, the summary counts it as compiled.
-    a.outcome = Outcome::slower;
+    // Not evaluated (--compile-only): compiled, never timed, no evidence about speed.
+    a.outcome = Outcome::compiled;
     a.feedback = "compiled, not evaluated (--compile-only): " + compiled.Summary();
-    ++attempts_this_run_;
-    ++summary_->attempts;
-    ++summary_->outcomes["compiled"];
-    history_.push_back(a);
-    summary_->best_so_far.push_back(0);
-    Progress(a);
-    return true;
   } else {
     a.outcome = result.outcome;
     a.feedback = result.detail;

@@ -92,4 +92,10 @@ std::string RunSummaryJson(const RunSummary& s) {
   return j.dump(2);
 }
 
+int RunSummary::AttemptsToReach(double speedup) const {
+  for (size_t i = 0; i < best_so_far.size(); ++i)
+    if (best_so_far[i] >= speedup) return static_cast<int>(i) + 1;
+  return -1;
+}
+
 }  // namespace forgek

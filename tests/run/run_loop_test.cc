@@ -338,48 +338,5 @@ TEST(RunLoop, SeveralGpusShareTheBatchAndEachTimesAgainstItsOwnIncumbent) {
     for (const EvalRequest& r : g->requests) EXPECT_EQ(r.incumbent.library, "scripted.reference");
 }
 
-EvalResult Confirmation(std::vector<std::pair<double, double>> cand_inc, double noise = 0.005) {
-  EvalResult r;
-  r.outcome = Outcome::faster;
-  for (size_t i = 0; i < cand_inc.size(); ++i) {
-    ConfigResult c;
-    c.config = "c" + std::to_string(i);
-    c.correctness.ok = true;
-    c.candidate.median_us = cand_inc[i].first;
-    c.incumbent.median_us = cand_inc[i].second;
-    c.candidate.rel_noise = c.incumbent.rel_noise = noise;
-    r.configs.push_back(c);
-  }
-  return r;
-}
-
-TEST(DecideSeal, RequiresEveryConfigCorrectFasterBeyondNoiseAndNoRegression) {
-  EXPECT_TRUE(DecideSeal(Confirmation({{90, 100}, {80, 100}}), 2, 0.01).seal);
-  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}}), 2, 0.01).seal) << "must cover every config";
-  EXPECT_FALSE(DecideSeal(Confirmation({{70, 100}, {105, 100}}), 2, 0.01).seal) << "one config regresses 5%";
-  EXPECT_TRUE(DecideSeal(Confirmation({{70, 100}, {100.5, 100}}), 2, 0.01).seal) << "0.5% is within noise";
-  EXPECT_FALSE(DecideSeal(Confirmation({{99.5, 100}, {99.5, 100}}), 2, 0.01).seal) << "under the minimum gain";
-  EXPECT_FALSE(DecideSeal(Confirmation({{90, 100}, {90, 100}}, 0.2), 2, 0.01).seal)
-      << "an 11% gain within the geomean's 20% noise (28% per config, propagated over 2)";
-  // One noisy config (11% combined) among four precise ones does not veto an 11% gain: the
-  // geomean's noise is sqrt(0.113^2 + 3 * 0.007^2) / 4 ~ 2.8%.
-  EvalResult one_noisy = Confirmation({{90, 100}, {90, 100}, {90, 100}, {90, 100}});
-  one_noisy.configs[1].candidate.rel_noise = one_noisy.configs[1].incumbent.rel_noise = 0.08;
-  SealVerdict v = DecideSeal(one_noisy, 4, 0.01);
-  EXPECT_TRUE(v.seal) << v.reason;
-  // ... but it does not hide a small gain: 2% everywhere is within that 2.8%.
-  EvalResult small = Confirmation({{98, 100}, {98, 100}, {98, 100}, {98, 100}});
-  small.configs[1].candidate.rel_noise = small.configs[1].incumbent.rel_noise = 0.08;
-  v = DecideSeal(small, 4, 0.01);
-  EXPECT_FALSE(v.seal);
-  EXPECT_NE(v.reason.find("within its noise of 2.8%"), std::string::npos) << v.reason;
-  EvalResult wrong = Confirmation({{90, 100}, {90, 100}});
-  wrong.configs[1].correctness.ok = false;
-  EXPECT_FALSE(DecideSeal(wrong, 2, 0.01).seal);
-  EvalResult crashed;
-  crashed.outcome = Outcome::crash;
-  EXPECT_FALSE(DecideSeal(crashed, 0, 0.01).seal);
-}
-
 }  // namespace
 }  // namespace forgek

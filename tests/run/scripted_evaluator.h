@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "forgek/evaluation.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 
@@ -45,8 +46,9 @@ class ScriptedEvaluator : public Evaluator {
       r.configs.push_back(cr);
     }
     r.geomean_speedup = std::exp(log_sum / static_cast<double>(r.configs.size()));
-    r.outcome = r.geomean_speedup > 1.02 ? Outcome::faster : Outcome::slower;
-    r.detail = r.outcome == Outcome::faster ? "faster" : "slower";
+    GeomeanComparison g = CompareOnConfigs(r.configs);  // the worker evaluator's rule
+    r.outcome = TimedOutcome(g.direction);
+    r.detail = g.Summary();
     return r;
   }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
