@@ -29,6 +29,8 @@ struct RunOptions {
   double min_gain = 0.01;    // a seal must be at least 1% faster beyond noise
   int confirm = 3;           // `faster` candidates confirmed at most, best first, until one holds
   bool allow_seal = true;
+  int ablations = -1;        // ablations of the best after the search (timed interleaved against it);
+                             // -1: iterations/8, between 1 and 4; 0: none
   std::vector<std::string> configs;  // evaluate only these (sealing then needs every config: off)
   std::string resume_run;    // continue this run's history
 };
@@ -70,7 +72,9 @@ struct RunSummary {
   ParamAssignment best_params;
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
   std::vector<ConfigComparison> configs;
-  std::vector<std::string> decisions_learned;  // one line each
+  std::vector<std::string> decisions_learned;  // decisions this run's comparisons changed, one line each,
+                                               // validated and refuted first
+  std::vector<std::string> knowledge_notes;    // claims checked against SASS, ablations run, retrieval
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
   std::string seal_reason;    // why it was sealed, or why not
@@ -93,7 +97,9 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
 namespace forgek {
 
 // The end-of-run summary as text for a person (a table per config) and as JSON for scripts.
-std::string RunSummaryText(const RunSummary& s);
+// At most kSummaryDecisionLines decision lines unless `all_decisions` (the CLI's -v).
+constexpr size_t kSummaryDecisionLines = 10;
+std::string RunSummaryText(const RunSummary& s, bool all_decisions = false);
 std::string RunSummaryJson(const RunSummary& s);
 
 }  // namespace forgek

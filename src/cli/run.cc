@@ -245,7 +245,7 @@ void Run(Context& ctx, const RunArgs& a) {
   if (ctx.json)
     std::printf("%s\n", RunSummaryJson(summary).c_str());
   else
-    std::printf("%s", RunSummaryText(summary).c_str());
+    std::printf("%s", RunSummaryText(summary, ctx.verbose > 0).c_str());
   ctx.exit_code = summary.stop_reason.rfind("agent:", 0) == 0 ? kExitFailure : kExitOk;
 }
 

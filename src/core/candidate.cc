@@ -16,7 +16,7 @@ namespace forgek {
 
 namespace {
 
-const std::vector<std::string> kManifestFields = {"name",       "mechanisms",  "params",  "let",
+const std::vector<std::string> kManifestFields = {"name",        "mechanisms", "controls",    "params",  "let",
                                                   "constraints", "workspaces", "tensor_maps", "launches"};
 const std::vector<std::string> kSwizzles = {"none", "32B", "64B", "128B"};
 const std::vector<std::string> kL2Promotions = {"none", "64B", "128B", "256B"};
@@ -37,6 +37,7 @@ class ManifestReader {
     r_.String(root, "", "name", false, &m->name);
     ReadMechanisms(root, m);
     ReadParams(root, m);
+    ReadControls(root, m);
     ReadLets(root, m);
     if (const Json* c = r_.Member(root, "", "constraints", false)) {
       if (!c->is_array()) r_.Error("constraints", "expected an array of expressions, got " + JsonTypeName(*c));
@@ -80,6 +81,57 @@ class ManifestReader {
     for (size_t i = 0; i < m->mechanisms.size(); ++i)
       if (!IsIdentifier(m->mechanisms[i]))
         r_.Error(JsonPathIndex("mechanisms", i), "'" + m->mechanisms[i] + "' is not a mechanism id");
+  }
+
+  // "controls": {"mechanism": ["PARAM", ...]}: which params set which mechanism. Read after the
+  // params, which it names; a param sets at most one mechanism, so that two instances differing in
+  // one param compare settings of exactly one mechanism.
+  void ReadControls(const Json& root, CandidateManifest* m) {
+    const Json* controls = r_.Member(root, "", "controls", false);
+    if (!controls) return;
+    if (!controls->is_object()) {
+      r_.Error("controls", "expected an object {\"mechanism\": [\"PARAM\", ...]}, got " + JsonTypeName(*controls));
+      return;
+    }
+    std::map<std::string, std::string> owner;  // param -> mechanism
+    for (auto it = controls->begin(); it != controls->end(); ++it) {
+      std::string path = JsonPathKey("controls", it.key());
+      if (!IsIdentifier(it.key())) {
+        r_.KeyError(path, "'" + it.key() + "' is not a mechanism id");
+        continue;
+      }
+      const Json& v = it.value();
+      if (!v.is_array() || v.empty()) {
+        r_.Error(path, "expected a non-empty array of param names, got " + (v.is_array() ? std::string("[]") : JsonTypeName(v)));
+        continue;
+      }
+      ControlSpec c{it.key(), {}};
+      for (size_t i = 0; i < v.size(); ++i) {
+        std::string ppath = JsonPathIndex(path, i);
+        if (!v[i].is_string()) {
+          r_.Error(ppath, "expected a param name, got " + JsonTypeName(v[i]));
+          continue;
+        }
+        std::string name = v[i].get<std::string>();
+        bool declared = std::any_of(m->params.begin(), m->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+        if (!declared) {
+          r_.Error(ppath, "'" + name + "' is not a param of this manifest (params)");
+          continue;
+        }
+        auto [at, fresh] = owner.emplace(name, c.mechanism);
+        if (!fresh) {
+          r_.Error(ppath, "param '" + name + "' already controls '" + at->second + "'; a param controls one mechanism");
+          continue;
+        }
+        c.params.push_back(name);
+      }
+      // Manifest order, so that a setting's name does not depend on how the list was written.
+      std::vector<std::string> ordered;
+      for (const ParamSpec& p : m->params)
+        if (std::find(c.params.begin(), c.params.end(), p.name) != c.params.end()) ordered.push_back(p.name);
+      c.params = std::move(ordered);
+      if (!c.params.empty()) m->controls.push_back(std::move(c));
+    }
   }
 
   void ReadParams(const Json& root, CandidateManifest* m) {
@@ -253,6 +305,12 @@ bool FindManifest(const std::string& file, const std::string& source, ManifestSp
                     "no manifest: a candidate starts with a /* forgek { \"launches\": [...] } */ comment "
                     "(see docs/candidate-format.md)"});
   return false;
+}
+
+const ControlSpec* CandidateManifest::ControlOf(const std::string& param) const {
+  for (const ControlSpec& c : controls)
+    if (std::find(c.params.begin(), c.params.end(), param) != c.params.end()) return &c;
+  return nullptr;
 }
 
 bool CandidateManifest::IsFamily() const {

@@ -12,6 +12,7 @@
 #include "forgek/hash.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
+#include "run/ablation.h"
 
 namespace forgek {
 namespace {
@@ -69,6 +70,13 @@ bool RunState::Begin(std::string* err) {
   std::string kb_dir = KnowledgeDir();
   have_kb_ = !kb_dir.empty() && LoadKnowledgeBase(kb_dir, &kb_, &kb_diags);
   if (!have_kb_) spdlog::warn("knowledge base not loaded: {}", kb_dir.empty() ? "no knowledge/ folder" : FormatDiagnostics(kb_diags));
+
+  for (const ConfigSpec& c : op_.configs) {
+    if (!opts_.configs.empty() && std::find(opts_.configs.begin(), opts_.configs.end(), c.name) == opts_.configs.end())
+      continue;
+    std::string r = ShapeRegime(op_, c.name);
+    if (std::find(regimes_.begin(), regimes_.end(), r) == regimes_.end()) regimes_.push_back(r);
+  }
 
   if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
   if (incumbent_.seal_id.empty()) {
@@ -223,8 +231,18 @@ ProposalContext RunState::Context() {
   ctx.incumbent_source = incumbent_.has_source ? &incumbent_.source : nullptr;
   if (services_.store) {
     std::string err;
-    if (!RetrieveDecisions(*services_.store, opts_.arch, op_.category, "", 32, &ctx.decisions, &err))
+    RetrievalScope scope{opts_.arch, op_.category, op_.name, regimes_};
+    if (!RetrieveDecisions(*services_.store, scope, 32, &ctx.decisions, &err)) {
       spdlog::warn("decisions not retrieved: {}", err);
+    } else if (!retrieval_logged_) {
+      retrieval_logged_ = true;
+      std::string regimes;
+      for (const std::string& r : regimes_) regimes += (regimes.empty() ? "" : ",") + r;
+      std::string line = "knowledge retrieved for " + op_.name + " (" + op_.category + ", " + opts_.arch + ", regimes " +
+                         regimes + "): " + DescribeRetrieval(ctx.decisions);
+      spdlog::info("{}", line);
+      summary_->knowledge_notes.push_back(line);
+    }
   }
   return ctx;
 }
@@ -272,27 +290,143 @@ bool RunState::RecordAttempt(const Proposal& p, const std::string& hash, const E
 
 void RunState::Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id,
                      const EvalResult& result) {
-  if (!services_.store || !Timed(result.outcome)) return;
-  AttemptEvidenceInput in;
-  in.op = &op_;
-  in.arch = opts_.arch;
-  in.device = device_;
-  in.run_id = run_id_;
-  in.attempt_id = attempt_id;
-  in.candidate_hash = hash;
-  in.mechanisms = p.candidate.manifest.mechanisms;
-  in.params = p.params;
-  in.result = &result;
+  // A speedup over the incumbent says nothing about any one mechanism: only pairs of attempts that
+  // differ in the params of one control group do.
+  if (!services_.store || !Timed(result.outcome) || p.family.empty() || p.candidate.manifest.controls.empty()) return;
+  TimedInstance now{attempt_id, hash, p.params, result.configs};
+  std::vector<TimedInstance>& earlier = timed_[p.family];
+  for (const TimedInstance& e : earlier)
+    for (const SettingComparison& c : CompareSearchPair(op_, p.candidate.manifest, now, e)) RecordLearned(c);
+  earlier.push_back(std::move(now));
+}
+
+void RunState::RecordLearned(const SettingComparison& c) {
   std::vector<DecisionRecord> updated;
   std::string err;
-  if (!RecordAttemptEvidence(*services_.store, in, &updated, &err)) {
-    spdlog::warn("attempt {}: evidence not recorded: {}", attempt_id, err);
+  ComparisonOrigin origin{&op_, opts_.arch, device_, run_id_};
+  if (!RecordComparison(*services_.store, origin, c, &updated, &err)) {
+    spdlog::warn("{} {} vs {}: comparison not recorded: {}", c.mechanism, c.setting, c.against, err);
     return;
   }
-  for (const DecisionRecord& d : updated) {
-    if (d.verdict == "hypothesis" || !learned_ids_.insert(d.id + d.verdict).second) continue;
-    summary_->decisions_learned.push_back(d.verdict + ": " + d.text);
+  for (const DecisionRecord& d : updated) learned_[d.id] = d;
+}
+
+void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
+  metrics->clear();
+  if (!have_kb_) return;
+  const std::string subject = "candidate:" + best_.hash;
+  std::vector<Observation> obs;
+  std::string sass;
+  ProfileRequest preq;
+  preq.op = &op_;
+  preq.kernel = best_.kernel;
+  preq.configs = opts_.configs;
+  std::vector<KernelProfile> profiles;
+  std::string perr;
+  if (services_.evaluator->Profile(preq, &profiles, &perr)) {
+    HardwareSpec hw;
+    std::string why;
+    bool have_hw = ResolveHardware(services_.store, kb_, opts_.arch, device_, &hw, &why);
+    for (KernelProfile& prof : profiles) {
+      prof.label = subject;
+      // Observations of what the candidate does on the GPU: facts about it, not hypotheses about
+      // the hardware (those come from expert kernels and are confirmed by comparisons).
+      std::vector<Observation> o = AnalyzeKernel(prof, op_.name, opts_.arch, have_hw ? &hw : nullptr, kb_);
+      obs.insert(obs.end(), o.begin(), o.end());
+      if (sass.empty()) sass = prof.sass;
+    }
+    if (!profiles.empty()) *metrics = profiles.front().metrics;
+  } else {
+    spdlog::info("best candidate not profiled: {}", perr);
   }
+  if (sass.empty()) {
+    std::string derr;
+    if (!DisassembleCubin(best_.kernel.cubin, &sass, &derr)) spdlog::info("claimed mechanisms not checked: {}", derr);
+  }
+  if (!sass.empty()) {
+    std::vector<Observation> claims =
+        CheckClaimedMechanisms(best_.proposal.candidate.manifest.mechanisms, ClassifySass(sass), kb_, op_.name,
+                               opts_.arch, subject);
+    std::string unverified;
+    for (const Observation& o : claims)
+      if (o.value == "unverified") unverified += (unverified.empty() ? "" : ", ") + o.key;
+    summary_->knowledge_notes.push_back(
+        "claims of the best checked against its SASS: " + std::to_string(claims.size()) + " checked" +
+        (unverified.empty() ? ", all verified" : "; unverified (no such instructions): " + unverified));
+    obs.insert(obs.end(), claims.begin(), claims.end());
+  }
+  int added = 0;
+  std::string err;
+  if (!obs.empty() && !services_.store->AddObservations(&obs, &added, &err))
+    spdlog::warn("observations of the best not recorded: {}", err);
+}
+
+void RunState::RunAblations() {
+  if (!services_.store || !services_.evaluator || opts_.compile_only || !have_best_) return;
+  const Candidate& family = best_.proposal.candidate;
+  if (family.manifest.controls.empty() || best_.proposal.family.empty()) return;
+  std::map<std::string, double> best_metrics;
+  AnalyzeBest(&best_metrics);
+  const int budget = opts_.ablations >= 0 ? opts_.ablations : std::clamp(opts_.iterations / 8, 1, 4);
+  int run = 0, recorded = 0;
+  for (const ParamAssignment& variant : AblationVariants(family, op_, best_.proposal.params, budget)) {
+    CompileRequest creq;
+    creq.name = family.path.empty() ? "candidate.cu" : std::filesystem::path(family.path).filename().string();
+    creq.source = family.source;
+    creq.arch = opts_.arch;
+    creq.options = ParamDefines(variant);
+    CompileResult compiled = services_.compiler->CompileNow(creq);
+    if (!compiled.ok) continue;
+    EvalRequest req;
+    req.op = &op_;
+    req.candidate.label = "ablation";
+    req.candidate.cubin = compiled.cubin;
+    req.candidate.manifest = family.manifest;
+    req.candidate.params = variant;
+    req.incumbent = best_.kernel;  // interleaved against the best itself
+    req.golden = golden_;
+    req.configs = opts_.configs;
+    req.seeds = opts_.seeds;
+    req.deadline_s = opts_.deadline_s;
+    EvalResult result = services_.evaluator->Evaluate(req);
+    ++run;
+    std::vector<SettingComparison> found = CompareAblation(op_, family.manifest, best_.proposal.params, variant, result);
+    if (found.empty()) continue;
+    // Metric deltas: what the moved setting changes on the GPU, when both can be profiled.
+    if (!best_metrics.empty()) {
+      ProfileRequest preq;
+      preq.op = &op_;
+      preq.kernel = req.candidate;
+      preq.configs = opts_.configs;
+      std::vector<KernelProfile> profiles;
+      std::string perr;
+      if (services_.evaluator->Profile(preq, &profiles, &perr) && !profiles.empty())
+        for (const auto& [metric, value] : profiles.front().metrics) {
+          auto it = best_metrics.find(metric);
+          if (it != best_metrics.end())
+            for (SettingComparison& c : found) c.metric_deltas[metric] = it->second - value;
+        }
+    }
+    for (const SettingComparison& c : found) {
+      RecordLearned(c);
+      ++recorded;
+    }
+  }
+  if (run > 0)
+    summary_->knowledge_notes.push_back("ablations of the best: " + std::to_string(run) + " timed against it, " +
+                                        std::to_string(recorded) + " comparison(s) recorded");
+}
+
+void RunState::SummarizeLearned() {
+  summary_->decisions_learned.clear();
+  std::vector<const DecisionRecord*> changed;
+  for (const auto& [id, d] : learned_) changed.push_back(&d);
+  auto rank = [](const DecisionRecord* d) { return d->verdict == "validated" ? 0 : d->verdict == "refuted" ? 1 : 2; };
+  std::stable_sort(changed.begin(), changed.end(), [&](const DecisionRecord* a, const DecisionRecord* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return a->comparisons > b->comparisons;
+  });
+  for (const DecisionRecord* d : changed) summary_->decisions_learned.push_back(d->verdict + ": " + d->text);
 }
 
 RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileResult& compiled,
@@ -521,6 +655,8 @@ bool RunState::Finish(std::string* err) {
     summary_->best_params = best_.proposal.params;
     FillConfigComparisons(best_.result);
   }
+  if (summary_->stop_reason != "interrupted") RunAblations();
+  SummarizeLearned();
   if (opts_.compile_only) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {

@@ -53,7 +53,16 @@ class RunState {
 
   bool RecordAttempt(const Proposal& p, const std::string& hash, const EvalResult* result, AttemptSummary* a,
                      std::string* attempt_id, std::string* err);
+  // Controlled pairs: the attempt against every earlier timed attempt of its family that differs
+  // from it only in the params of one control group.
   void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
+  void RecordLearned(const SettingComparison& c);
+  // After the search: the best with one controlled param moved, timed interleaved against it.
+  void RunAblations();
+  // The best profiled (observations of a candidate, never hypotheses) and its claimed mechanisms
+  // checked against its SASS; `metrics` receives its first config's metrics (empty when unprofiled).
+  void AnalyzeBest(std::map<std::string, double>* metrics);
+  void SummarizeLearned();
   bool SealBest(std::string* err);
   // Confirms `winner` on fresh seeds with a fresh timing (into *confirmation) and seals it if the
   // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
@@ -81,7 +90,10 @@ class RunState {
   std::string device_, driver_;
   std::string run_id_;
   std::vector<AttemptSummary> history_;
-  std::set<std::string> learned_ids_;
+  std::vector<std::string> regimes_;  // shape regimes of the configs this run serves
+  bool retrieval_logged_ = false;
+  std::map<std::string, std::vector<TimedInstance>> timed_;  // family -> timed attempts of this run
+  std::map<std::string, DecisionRecord> learned_;           // decision id -> state after this run's evidence
   int attempts_this_run_ = 0;
   int since_best_ = 0;
   bool have_best_ = false;

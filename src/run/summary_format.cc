@@ -1,5 +1,6 @@
 // Printing a run's summary: a table for people, JSON for scripts.
 #include <cstdarg>
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ std::string Printf(const char* fmt, ...) {
 
 }  // namespace
 
-std::string RunSummaryText(const RunSummary& s) {
+std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   std::string out;
   out += Printf("run %s: %s on %s%s%s, agent %s\n", s.run_id.empty() ? "(unrecorded)" : s.run_id.c_str(),
                 s.operator_name.c_str(), s.arch.c_str(), s.device.empty() ? "" : ", ", s.device.c_str(), s.agent.c_str());
@@ -45,9 +46,15 @@ std::string RunSummaryText(const RunSummary& s) {
                     c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct);
   }
   if (!s.decisions_learned.empty()) {
-    out += "decisions learned:\n";
-    for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
+    out += Printf("knowledge changed by this run (%zu decision(s), controlled comparisons only):\n",
+                  s.decisions_learned.size());
+    size_t shown = all_decisions ? s.decisions_learned.size() : std::min(s.decisions_learned.size(), kSummaryDecisionLines);
+    for (size_t i = 0; i < shown; ++i) out += "  " + s.decisions_learned[i] + "\n";
+    if (shown < s.decisions_learned.size())
+      out += Printf("  ... %zu more (-v shows all; forgek knowledge list --op %s)\n", s.decisions_learned.size() - shown,
+                    s.operator_name.c_str());
   }
+  for (const std::string& n : s.knowledge_notes) out += "  " + n + "\n";
   out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
   return out;
 }
@@ -83,6 +90,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"best_so_far", s.best_so_far},
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
+                      {"knowledge_notes", s.knowledge_notes},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},

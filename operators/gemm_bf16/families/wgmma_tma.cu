@@ -2,6 +2,7 @@
 {
   "name": "gemm_wgmma_tma",
   "mechanisms": ["tma", "wgmma", "mbarrier_pipeline"],
+  "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "raster": ["GROUP_M"]},
   "params": {"BM": [64, 128], "BN": [64, 128, 256], "BK": 64, "STAGES": [3, 4, 5, 6], "GROUP_M": [8, 16]},
   "let": {"threads": "BM/64*128",
           "smem_bytes": "STAGES*(BM + BN)*BK*2 + 2048"},
