@@ -67,7 +67,8 @@ std::string RenderDecisionsPrompt(const std::vector<RetrievedDecision>& decision
   for (const auto& d : decisions) {
     std::string line = "- " + d.text + "\n";
     if (const Mechanism* m = kb.FindMechanism(d.mechanism)) line += "  How: " + m->llm_words + "\n";
-    if (d.verdict == "validated")
+    // A setting validated on another operator is a prior to confirm here, not a fact.
+    if (d.verdict == "validated" && !d.transferred)
       prefer += line;
     else if (d.verdict == "refuted")
       avoid += "- " + d.text + "\n";
@@ -76,7 +77,8 @@ std::string RenderDecisionsPrompt(const std::vector<RetrievedDecision>& decision
   }
   std::string out;
   if (!prefer.empty()) out += "Validated on this hardware (prefer these):\n" + prefer;
-  if (!explore.empty()) out += "Seen in expert kernels, not yet validated here (worth trying):\n" + explore;
+  if (!explore.empty())
+    out += "Seen in expert kernels or learned on other operators, not yet validated here (worth trying):\n" + explore;
   if (!avoid.empty()) out += "Measured to hurt here (avoid unless you change the reason):\n" + avoid;
   if (out.empty()) out = "No recorded knowledge for this operator category and architecture yet.\n";
   return out;

@@ -361,12 +361,9 @@ void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
     spdlog::warn("observations of the best not recorded: {}", err);
 }
 
-void RunState::RunAblations() {
-  if (!services_.store || !services_.evaluator || opts_.compile_only || !have_best_) return;
+void RunState::RunAblations(const std::map<std::string, double>& best_metrics) {
   const Candidate& family = best_.proposal.candidate;
   if (family.manifest.controls.empty() || best_.proposal.family.empty()) return;
-  std::map<std::string, double> best_metrics;
-  AnalyzeBest(&best_metrics);
   const int budget = opts_.ablations >= 0 ? opts_.ablations : std::clamp(opts_.iterations / 8, 1, 4);
   int run = 0, recorded = 0;
   for (const ParamAssignment& variant : AblationVariants(family, op_, best_.proposal.params, budget)) {
@@ -655,7 +652,12 @@ bool RunState::Finish(std::string* err) {
     summary_->best_params = best_.proposal.params;
     FillConfigComparisons(best_.result);
   }
-  if (summary_->stop_reason != "interrupted") RunAblations();
+  if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
+      summary_->stop_reason != "interrupted") {
+    std::map<std::string, double> best_metrics;
+    AnalyzeBest(&best_metrics);
+    RunAblations(best_metrics);
+  }
   SummarizeLearned();
   if (opts_.compile_only) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";

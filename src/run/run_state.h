@@ -57,8 +57,9 @@ class RunState {
   // from it only in the params of one control group.
   void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
   void RecordLearned(const SettingComparison& c);
-  // After the search: the best with one controlled param moved, timed interleaved against it.
-  void RunAblations();
+  // After the search: the best with one controlled param moved, timed interleaved against it;
+  // `best_metrics` (the best's profile, may be empty) give each ablation its metric deltas.
+  void RunAblations(const std::map<std::string, double>& best_metrics);
   // The best profiled (observations of a candidate, never hypotheses) and its claimed mechanisms
   // checked against its SASS; `metrics` receives its first config's metrics (empty when unprofiled).
   void AnalyzeBest(std::map<std::string, double>* metrics);

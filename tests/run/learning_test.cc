@@ -111,5 +111,26 @@ TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned)
   EXPECT_NE(text.find("stages=4"), std::string::npos) << text;
 }
 
+TEST(RunLearning, TheSummaryShowsAtMostTenDecisionLinesUnlessAskedForAll) {
+  RunSummary s;
+  s.operator_name = "gemm_bf16";
+  for (int i = 0; i < 15; ++i) s.decisions_learned.push_back("validated: setting " + std::to_string(i));
+  s.knowledge_notes = {"ablations of the best: 2 timed against it, 2 comparison(s) recorded"};
+  auto count = [](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = text.find("validated: setting"); at != std::string::npos; at = text.find("validated: setting", at + 1))
+      ++n;
+    return n;
+  };
+  std::string brief = RunSummaryText(s);
+  EXPECT_EQ(count(brief), kSummaryDecisionLines);
+  EXPECT_NE(brief.find("... 5 more (-v shows all; forgek knowledge list --op gemm_bf16)"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("ablations of the best"), std::string::npos);
+  std::string all = RunSummaryText(s, true);
+  EXPECT_EQ(count(all), 15u);
+  EXPECT_EQ(all.find("more (-v"), std::string::npos);
+  EXPECT_NE(RunSummaryJson(s).find("knowledge_notes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace forgek
