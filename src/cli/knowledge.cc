@@ -104,7 +104,7 @@ void PrintDecisionTable(const std::vector<DecisionRecord>& decisions, const std:
     std::string from;
     for (const auto& o : d.operators) from += (from.empty() ? "" : ",") + o;
     if (TransferredTo(d, op)) from = "transferred from " + from;
-    std::printf("  %.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", d.id.c_str(), d.scope.mechanism.substr(0, 24).c_str(),
+    std::printf("  %-10.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", d.id.c_str(), d.scope.mechanism.substr(0, 24).c_str(),
                 d.scope.setting.empty() ? "(mechanism)" : d.scope.setting.substr(0, 22).c_str(), d.scope.regime.c_str(),
                 d.verdict.c_str(), EffectCell(d).c_str(), d.comparisons, from.c_str());
   }
