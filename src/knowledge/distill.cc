@@ -101,8 +101,10 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
     text += "hurts " + interval;
   else if (n > 0)
     text += "no effect beyond noise, " + interval;
-  else
+  else if (observations > 0)
     text += "seen in an expert kernel (" + std::to_string(observations) + " observation(s)), untested here";
+  else
+    text += "no evidence that isolates it (only uncontrolled records, e.g. imported from an older store)";
   d->text = text;
 }
 
