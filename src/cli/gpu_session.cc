@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "forgek/compile.h"
+#include "forgek/params.h"
 #include "forgek/gpu_list.h"
 #include "forgek/hash.h"
 #include "forgek/paths.h"

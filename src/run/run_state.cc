@@ -4,12 +4,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/hash.h"
+#include "forgek/params.h"
+#include "forgek/seal.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
 
@@ -385,8 +386,7 @@ void RunState::Progress(const AttemptSummary& a) {
 
 void RunState::FillConfigComparisons(const EvalResult& r) {
   summary_->configs.clear();
-  double log_vs_expert = 0;
-  int n = 0;
+  std::vector<double> vs_expert;
   for (const ConfigResult& c : r.configs) {
     ConfigComparison cc;
     cc.config = c.config;
@@ -398,13 +398,10 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
     cc.speedup_vs_expert = cc.best_us > 0 && cc.expert_us > 0 ? cc.expert_us / cc.best_us : 0;
     cc.best_sol_pct = c.sol_pct;
     cc.incumbent_sol_pct = cc.incumbent_us > 0 && c.sol_us > 0 ? 100.0 * c.sol_us / cc.incumbent_us : 0;
-    if (cc.speedup_vs_expert > 0) {
-      log_vs_expert += std::log(cc.speedup_vs_expert);
-      ++n;
-    }
+    if (cc.speedup_vs_expert > 0) vs_expert.push_back(cc.speedup_vs_expert);
     summary_->configs.push_back(cc);
   }
-  summary_->best_speedup_vs_expert = n ? std::exp(log_vs_expert / n) : 0;
+  summary_->best_speedup_vs_expert = Geomean(vs_expert);
 }
 
 void RunState::KeepWinner(Best candidate) {
@@ -469,40 +466,22 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
     return true;
   }
   FillConfigComparisons(confirmation);
-  SealRecord seal;
-  seal.operator_name = op_.name;
-  seal.arch = opts_.arch;
-  seal.candidate_hash = winner.hash;
-  seal.params_json = ParamsJson(winner.proposal.params);
-  seal.parent = incumbent_.seal_id;
-  seal.run_id = run_id_;
-  seal.cubin_sha256 = winner.cubin_sha256;
-  seal.toolchain = "nvrtc " + Compiler::NvrtcVersion();
-  seal.driver = driver_;
-  seal.device = device_;
-  double log_sum = 0;
-  nlohmann::json configs = nlohmann::json::array();
-  for (const ConfigResult& c : confirmation.configs) {
-    seal.config_us[c.config] = c.candidate.median_us;
-    log_sum += std::log(c.incumbent.median_us / c.candidate.median_us);
-    configs.push_back({{"config", c.config},
-                       {"median_us", c.candidate.median_us},
-                       {"rel_noise", c.candidate.rel_noise},
-                       {"incumbent_us", c.incumbent.median_us},
-                       {"rel_l2", c.correctness.rel_l2},
-                       {"max_abs", c.correctness.max_abs},
-                       {"sol_pct", c.sol_pct}});
-  }
-  seal.geomean_speedup = std::exp(log_sum / static_cast<double>(confirmation.configs.size()));
-  seal.metadata_json = nlohmann::json{{"family", winner.proposal.family},
-                                      {"mechanisms", winner.proposal.candidate.manifest.mechanisms},
-                                      {"rationale", winner.proposal.rationale},
-                                      {"incumbent", incumbent_.label},
-                                      {"verdict", verdict.reason},
-                                      {"configs", configs}}
-                           .dump();
-  seal.id = Sha256Hex(seal.operator_name + "\n" + seal.arch + "\n" + seal.candidate_hash + "\n" + seal.params_json +
-                      "\n" + seal.cubin_sha256 + "\n" + seal.device + "\n" + run_id_ + "\n" + NowIso8601());
+  SealOrigin origin;
+  origin.operator_name = op_.name;
+  origin.arch = opts_.arch;
+  origin.candidate_hash = winner.hash;
+  origin.cubin_sha256 = winner.cubin_sha256;
+  origin.params = winner.proposal.params;
+  origin.family = winner.proposal.family;
+  origin.rationale = winner.proposal.rationale;
+  origin.mechanisms = winner.proposal.candidate.manifest.mechanisms;
+  origin.parent = incumbent_.seal_id;
+  origin.incumbent_label = incumbent_.label;
+  origin.run_id = run_id_;
+  origin.toolchain = "nvrtc " + Compiler::NvrtcVersion();
+  origin.driver = driver_;
+  origin.device = device_;
+  SealRecord seal = BuildSealRecord(origin, confirmation, verdict);
   if (services_.store && !services_.store->AddSeal(seal, err)) return false;
   summary_->seal_id = seal.id;
   summary_->seal_reason = "sealed: " + verdict.reason;
