@@ -1,4 +1,4 @@
-// The run loop: propose, compile, evaluate, learn, and seal the winner (DESIGN.md "Data flow").
+// The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
 #include <cstdint>

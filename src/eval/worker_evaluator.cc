@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "eval/timing_stats.h"
-#include "forgek/knowledge.h"
+#include "protocol/timing_stats.h"
 #include "forgek/verdict.h"
 #include "forgek/worker_client.h"
 
@@ -250,15 +249,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
       configs.push_back(c);
     }
   }
-  // Our own cubins are disassembled once; cuobjdump may be missing (then no SASS, no failure).
-  std::string sass;
-  if (req.kernel.library.empty() && !req.kernel.cubin.empty()) {
-    std::string why;
-    if (!DisassembleCubin(req.kernel.cubin, &sass, &why)) {
-      spdlog::debug("no SASS for {}: {}", req.kernel.label, why);
-      sass.clear();
-    }
-  }
   std::vector<KernelProfile> profiles;
   for (const ConfigSpec* config : configs) {
     const std::string where = "config " + config->name;
@@ -287,7 +277,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     p.launches = std::move(reply.launches);
     p.metrics = std::move(reply.metrics);
     p.time_us = reply.time_us;
-    p.sass = sass;
     if (!EvalFormula(op.flops, "flops", op, *config, &p.flops, err) ||
         !EvalFormula(op.bytes, "bytes", op, *config, &p.bytes, err))
       return false;

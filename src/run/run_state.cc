@@ -116,7 +116,9 @@ bool RunState::Begin(std::string* err) {
     preq.kernel = incumbent_.kernel;
     preq.configs = opts_.configs;
     std::string perr;
-    if (!services_.evaluator->Profile(preq, &incumbent_profiles_, &perr)) {
+    const bool profiled = services_.evaluator->Profile(preq, &incumbent_profiles_, &perr);
+    if (profiled) AttachSass(incumbent_.kernel, &incumbent_profiles_);
+    if (!profiled) {
       spdlog::warn("incumbent not profiled: {}", perr);
     } else if (services_.store) {
       std::vector<Observation> all;
