@@ -41,6 +41,16 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
 // Side-by-side differences of two seals: lineage, params, mechanisms, per-config times.
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b);
 
+// `forgek seal verify`: `seal` recompiled from its stored source and re-measured now through
+// `evaluator`, interleaved against the operator's expert reference, judged by DecideVerify. `text`
+// is the report for a person, `json` the same for a program.
+struct SealVerification {
+  enum class Status { holds, regression, failure } status = Status::failure;
+  std::string text, json;
+};
+SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+                            const SealRecord& seal);
+
 // One seal as JSON (the seal.json of an export, without the launches).
 std::string SealJson(const SealRecord& seal, const std::vector<SealRecord>& lineage);
 

@@ -9,7 +9,6 @@
 #include "forgek/knowledge.h"
 #include "forgek/params.h"
 #include "forgek/verdict.h"
-#include "run/incumbent.h"
 
 namespace forgek {
 

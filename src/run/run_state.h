@@ -8,7 +8,7 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "run/prior_results.h"
 
 namespace forgek {

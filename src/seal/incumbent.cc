@@ -1,5 +1,5 @@
 // Preparing the incumbent and the expert reference of a run.
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 
 #include <spdlog/spdlog.h>
 

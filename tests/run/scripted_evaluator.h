@@ -22,7 +22,6 @@ class ScriptedEvaluator : public Evaluator {
   EvalResult Evaluate(const EvalRequest& req) override {
     requests.push_back(req);
     EvalResult r;
-    double log_sum = 0;
     for (const ConfigSpec& c : req.op->configs) {
       if (!req.configs.empty() && std::find(req.configs.begin(), req.configs.end(), c.name) == req.configs.end())
         continue;
@@ -42,11 +41,10 @@ class ScriptedEvaluator : public Evaluator {
       cr.speedup = cr.incumbent.median_us / t;
       cr.sol_us = 10;
       cr.sol_pct = 100 * cr.sol_us / t;
-      log_sum += std::log(cr.speedup);
       r.configs.push_back(cr);
     }
-    r.geomean_speedup = std::exp(log_sum / static_cast<double>(r.configs.size()));
     GeomeanComparison g = CompareOnConfigs(r.configs);  // the worker evaluator's rule
+    r.geomean_speedup = g.speedup;
     r.outcome = TimedOutcome(g.direction);
     r.detail = g.Summary();
     return r;

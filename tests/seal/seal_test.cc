@@ -13,6 +13,7 @@
 #include "forgek/hash.h"
 #include "forgek/params.h"
 #include "forgek/seal.h"
+#include "run/scripted_evaluator.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -193,6 +194,58 @@ TEST_F(SealTest, ExportRefusesAFolderThatIsNotEmpty) {
   EXPECT_FALSE(ExportSeal(store_, s, op_, compiler, tmp_.file("full"), true, &err));
   EXPECT_FALSE(err.empty());
   EXPECT_EQ(ReadFile(tmp_.file("full/keep.txt")), "mine") << "nothing of the folder changes";
+}
+
+// Seal verify: the seal rebuilt from the store and measured against the expert reference through
+// the evaluator it is given; the verdict is DecideVerify's, the report names every config.
+SealVerification VerifyWith(Store& store, const OperatorSpec& op, const SealRecord& s, double seal_us,
+                            double expert_us) {
+  ScriptedEvaluator evaluator([&](const KernelUnderTest& k, const std::string&) {
+    return k.params.count("THREADS") ? seal_us : expert_us;
+  });
+  CompilerOptions copts;
+  copts.threads = 1;
+  Compiler compiler(copts);
+  SealVerification v = VerifySeal(evaluator, store, compiler, op, s);
+  EXPECT_EQ(evaluator.requests.size(), 1u);
+  if (!evaluator.requests.empty()) {
+    EXPECT_FALSE(evaluator.requests[0].candidate.cubin.empty()) << "the seal is rebuilt from its source";
+    EXPECT_FALSE(evaluator.requests[0].golden.cubin.empty()) << "checked against the golden";
+  }
+  return v;
+}
+
+TEST_F(SealTest, VerifyHoldsWhenNoConfigIsSlowerThanTheExpert) {
+  SealRecord s = Seal("vvvv0000holds", "", 10);
+  SealVerification v = VerifyWith(store_, op_, s, 10.0, 10.0);
+  EXPECT_EQ(v.status, SealVerification::Status::holds) << v.text;
+  EXPECT_NE(v.text.find("holds"), std::string::npos) << v.text;
+  nlohmann::json j = nlohmann::json::parse(v.json);
+  EXPECT_TRUE(j.value("ok", false));
+  EXPECT_EQ(j["configs"].size(), op_.configs.size());
+  EXPECT_EQ(j.value("device", ""), "Scripted GPU");
+}
+
+TEST_F(SealTest, VerifyFindsARegressionAgainstTheExpert) {
+  SealRecord s = Seal("vvvv0000slower", "", 10);
+  SealVerification v = VerifyWith(store_, op_, s, 12.0, 10.0);  // 0.83x the expert, noise 0.7%
+  EXPECT_EQ(v.status, SealVerification::Status::regression) << v.text;
+  EXPECT_NE(v.text.find("REGRESSION"), std::string::npos) << v.text;
+  EXPECT_NE(v.text.find("SLOWER"), std::string::npos) << v.text;
+  EXPECT_FALSE(nlohmann::json::parse(v.json).value("ok", true));
+}
+
+TEST_F(SealTest, VerifyFailsWhenTheStoreLacksTheCandidate) {
+  SealRecord s = Seal("vvvv0000orphan", "", 10);
+  s.candidate_hash = "not-in-the-store";
+  ScriptedEvaluator evaluator([](const KernelUnderTest&, const std::string&) { return 1.0; });
+  CompilerOptions copts;
+  copts.threads = 1;
+  Compiler compiler(copts);
+  SealVerification v = VerifySeal(evaluator, store_, compiler, op_, s);
+  EXPECT_EQ(v.status, SealVerification::Status::failure);
+  EXPECT_NE(v.text.find("not-in-the-store"), std::string::npos) << v.text;
+  EXPECT_TRUE(evaluator.requests.empty()) << "nothing is measured";
 }
 
 // The record of a sealing carries the verdict's geomean and per-config times of the confirmation.
