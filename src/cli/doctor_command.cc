@@ -13,8 +13,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
-#include "cli/driver_version.h"
+#include "run/driver_version.h"
 #include "cli/gpu_session.h"
+#include "forgek/calibration.h"
 #include "forgek/library_reference.h"
 #include "forgek/store.h"
 #include "forgek/compile.h"

@@ -5,12 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/calibration.h"
 #include "forgek/compile.h"
 #include "forgek/gpu_list.h"
 #include "forgek/hash.h"
 #include "forgek/paths.h"
 #include "forgek/seal.h"
-#include "cli/driver_version.h"
+#include "run/driver_version.h"
 
 namespace forgek::cli {
 
@@ -30,43 +31,6 @@ std::string SessionEvaluator::DeviceName() const {
 }
 
 std::string SessionEvaluator::DriverVersion() const { return DriverDescription(probe_.driver_version); }
-
-DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, const DevicePeaks& peaks) {
-  DeviceRecord d;
-  if (!probe.devices.empty()) {
-    const DeviceInfo& info = probe.devices.front();
-    d.name = info.name;
-    d.sm_count = info.sms;
-    d.l2_bytes = info.l2_bytes;
-    d.memory_bytes = info.memory_bytes;
-  }
-  d.arch = arch;
-  d.driver = DriverDescription(probe.driver_version);
-  d.peaks = {{"dram_gbps", peaks.BandwidthGbps()},   {"copy_kernel_gbps", peaks.copy_kernel_gbps},
-             {"memcpy_gbps", peaks.memcpy_gbps},      {"bf16_tflops", peaks.bf16_tflops},
-             {"fp16_tflops", peaks.fp16_tflops},      {"fp8_tflops", peaks.fp8_tflops},
-             {"tf32_tflops", peaks.tf32_tflops}};
-  d.calibrated = peaks.source == "calibrated";
-  d.calibrated_at = d.calibrated ? NowIso8601() : "";
-  return d;
-}
-
-bool PeaksFromDevice(const DeviceRecord& d, DevicePeaks* out) {
-  if (!d.calibrated) return false;
-  auto get = [&](const char* key) {
-    auto it = d.peaks.find(key);
-    return it == d.peaks.end() ? 0.0 : it->second;
-  };
-  out->copy_kernel_gbps = get("copy_kernel_gbps");
-  out->memcpy_gbps = get("memcpy_gbps");
-  out->bf16_tflops = get("bf16_tflops");
-  out->fp16_tflops = get("fp16_tflops");
-  out->fp8_tflops = get("fp8_tflops");
-  out->tf32_tflops = get("tf32_tflops");
-  out->device = d.name;
-  out->source = "calibrated";
-  return out->valid() && out->bf16_tflops > 0;
-}
 
 namespace {
 
@@ -128,18 +92,8 @@ bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, s
     *err = "--arch sm100 needs a Blackwell GPU (compute capability 10.x); this is " + dev.name + " (" + dev.cc + ")";
     return false;
   }
-  bool from_store = false;
-  if (store) {
-    DeviceRecord rec;
-    DevicePeaks stored;
-    bool found = false;
-    std::string serr;
-    if (store->FindDevice(dev.name, ctx.arch, &rec, &found, &serr) && found && PeaksFromDevice(rec, &stored)) {
-      out->evaluator->worker().SetPeaks(stored);
-      from_store = true;
-      spdlog::debug("peaks of {} from the store (calibrated {})", dev.name, rec.calibrated_at);
-    }
-  }
+  const bool from_store = store && StoredPeaks(*store, dev.name, ctx.arch, &out->peaks);
+  if (from_store) out->evaluator->worker().SetPeaks(out->peaks);
   if (!out->evaluator->worker().Peaks(&out->peaks, err)) {
     *err = "calibration of " + dev.name + " failed: " + *err;
     return false;
@@ -147,9 +101,7 @@ bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, s
   if (!from_store && store) {
     spdlog::info("calibrated {}: copy {:.0f} GB/s, bf16 {:.0f} TFLOP/s", dev.name, out->peaks.BandwidthGbps(),
                  out->peaks.bf16_tflops);
-    std::string serr;
-    if (!store->UpsertDevice(DeviceFromProbe(probe, ctx.arch, out->peaks), &serr))
-      spdlog::warn("calibrated peaks not stored: {}", serr);
+    StorePeaks(*store, probe, ctx.arch, out->peaks);
   }
   return true;
 }
