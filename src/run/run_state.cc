@@ -25,7 +25,7 @@ std::string Fmt3(double v) {
   return buf;
 }
 
-std::vector<Candidate> LoadFamilies(const OperatorSpec& op) {
+std::vector<Candidate> LoadFamilies(const OperatorSpec& op, std::vector<DegradedStage>* degraded) {
   std::vector<Candidate> families;
   for (const std::string& rel : op.families) {
     Candidate c;
@@ -34,7 +34,7 @@ std::vector<Candidate> LoadFamilies(const OperatorSpec& op) {
     if (LoadCandidateFile(path, &c, &diags))
       families.push_back(std::move(c));
     else
-      spdlog::warn("family {} skipped: {}", rel, FormatDiagnostics(diags));
+      degraded->push_back({"families", "family " + rel + " skipped: " + FormatDiagnostics(diags)});
   }
   return families;
 }
@@ -51,7 +51,9 @@ bool RunState::Begin(std::string* err) {
   summary_->operator_name = op_.name;
   summary_->arch = opts_.arch;
   summary_->agent = services_.agent->Name();
-  families_ = LoadFamilies(op_);
+  std::vector<DegradedStage> skipped;
+  families_ = LoadFamilies(op_, &skipped);
+  for (const DegradedStage& d : skipped) Degrade(d.stage, d.reason);
   if (families_.empty() && !op_.seed.empty()) {
     // An operator without families still gets a search of one: its seed (fixed params), so a run
     // measures and analyses it against the incumbent and can seal it when it wins.
@@ -62,14 +64,16 @@ bool RunState::Begin(std::string* err) {
       spdlog::info("{} declares no families: the seed {} is the only candidate", op_.name, op_.seed);
       families_.push_back(std::move(seed));
     } else {
-      spdlog::warn("seed {} skipped: {}", op_.seed, FormatDiagnostics(diags));
+      Degrade("seed", "seed " + op_.seed + " skipped: " + FormatDiagnostics(diags));
     }
   }
 
   Diagnostics kb_diags;
   std::string kb_dir = KnowledgeDir();
   have_kb_ = !kb_dir.empty() && LoadKnowledgeBase(kb_dir, &kb_, &kb_diags);
-  if (!have_kb_) spdlog::warn("knowledge base not loaded: {}", kb_dir.empty() ? "no knowledge/ folder" : FormatDiagnostics(kb_diags));
+  if (!have_kb_)
+    Degrade("knowledge", "knowledge base not loaded: " +
+                             (kb_dir.empty() ? std::string("no knowledge/ folder") : FormatDiagnostics(kb_diags)));
 
   if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
   if (incumbent_.seal_id.empty()) {
@@ -99,8 +103,8 @@ bool RunState::Begin(std::string* err) {
     req.deadline_s = opts_.deadline_s;
     EvalResult r = services_.evaluator->Evaluate(req);
     if (!Timed(r.outcome)) {
-      spdlog::warn("{} no longer passes ({}: {}); the expert reference is the incumbent", incumbent_.label,
-                   OutcomeName(r.outcome), r.detail);
+      Degrade("incumbent", incumbent_.label + " no longer passes (" + OutcomeName(r.outcome) + ": " + r.detail +
+                               "); the expert reference is the incumbent");
       incumbent_ = expert_;
     } else {
       for (const ConfigResult& c : r.configs) expert_us_[c.config] = c.incumbent.median_us;
@@ -119,7 +123,7 @@ bool RunState::Begin(std::string* err) {
     const bool profiled = services_.evaluator->Profile(preq, &incumbent_profiles_, &perr);
     if (profiled) AttachSass(incumbent_.kernel, &incumbent_profiles_);
     if (!profiled) {
-      spdlog::warn("incumbent not profiled: {}", perr);
+      Degrade("profile", "incumbent not profiled: " + perr);
     } else if (services_.store) {
       std::vector<Observation> all;
       for (KernelProfile& prof : incumbent_profiles_) {
@@ -128,7 +132,7 @@ bool RunState::Begin(std::string* err) {
         std::string aerr;
         bool ok = have_kb_ ? AnalyzeAndRecord(*services_.store, kb_, op_, opts_.arch, device_, prof, &obs, &aerr)
                            : AnalyzeAndRecord(*services_.store, op_, opts_.arch, prof, &obs, &aerr);
-        if (!ok) spdlog::warn("analysis of the incumbent on {} failed: {}", prof.config, aerr);
+        if (!ok) Degrade("analysis", "analysis of the incumbent on " + prof.config + " failed: " + aerr);
         all.insert(all.end(), obs.begin(), obs.end());
       }
       incumbent_summary_ = RenderObservations(all);
@@ -165,7 +169,7 @@ bool RunState::Begin(std::string* err) {
         if (have) {
           a.family = cand.family;
           std::string perr;
-          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) spdlog::warn("attempt {}: {}", rec.id, perr);
+          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) Degrade("resume", "attempt " + rec.id + ": " + perr);
         }
         history_.push_back(std::move(a));
       }
@@ -192,7 +196,7 @@ bool RunState::Begin(std::string* err) {
     std::string perr;
     if (!LoadPriorResults(*services_.store, op_, opts_.arch, opts_.configs, run_id_, kPriorResults, &prior_results_,
                           &perr))
-      spdlog::warn("results of earlier runs not loaded: {}", perr);
+      Degrade("prior_results", "results of earlier runs not loaded: " + perr);
     else if (!prior_results_.empty())
       spdlog::info("{} results of earlier runs to start from; best: {} {}", prior_results_.size(),
                    prior_results_[0].family, prior_results_[0].source);
@@ -227,7 +231,7 @@ ProposalContext RunState::Context() {
   if (services_.store) {
     std::string err;
     if (!RetrieveDecisions(*services_.store, opts_.arch, op_.category, "", 32, &ctx.decisions, &err))
-      spdlog::warn("decisions not retrieved: {}", err);
+      Degrade("retrieval", "decisions not retrieved: " + err);
   }
   return ctx;
 }
@@ -289,7 +293,7 @@ void RunState::Learn(const Proposal& p, const std::string& hash, const std::stri
   std::vector<DecisionRecord> updated;
   std::string err;
   if (!RecordAttemptEvidence(*services_.store, in, &updated, &err)) {
-    spdlog::warn("attempt {}: evidence not recorded: {}", attempt_id, err);
+    Degrade("evidence", "attempt " + attempt_id + ": evidence not recorded: " + err);
     return;
   }
   for (const DecisionRecord& d : updated) {
@@ -384,6 +388,13 @@ void RunState::Progress(const AttemptSummary& a) {
                 OutcomeName(a.outcome), Timed(a.outcome) && !opts_.compile_only ? (" " + Fmt3(a.geomean_speedup) + "x").c_str() : "",
                 best, counts.c_str() + (counts.empty() ? 0 : 1));
   services_.progress(line);
+}
+
+void RunState::Degrade(const std::string& stage, const std::string& reason) {
+  for (const DegradedStage& d : summary_->degraded)
+    if (d.stage == stage && d.reason == reason) return;
+  spdlog::warn("{} degraded: {}", stage, reason);
+  summary_->degraded.push_back({stage, reason});
 }
 
 void RunState::FillConfigComparisons(const EvalResult& r) {

@@ -50,7 +50,7 @@ class ScriptedEvaluator : public Evaluator {
     return r;
   }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
-    (void)err;
+    if (!profile_error.empty()) return *err = profile_error, false;
     for (const ConfigSpec& c : req.op->configs) {
       KernelProfile p;
       p.config = c.name;
@@ -72,6 +72,7 @@ class ScriptedEvaluator : public Evaluator {
   std::string DeviceName() const override { return "Scripted GPU"; }
 
   std::vector<EvalRequest> requests;
+  std::string profile_error;  // when set, every Profile fails with it
 
  private:
   TimeModel model_;
