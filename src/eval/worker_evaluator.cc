@@ -187,10 +187,11 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     Outcome failed = Outcome::crash;
     if (WorkerFailure(r.status, "ok", &failed)) return finish(failed, where + ": " + r.detail);
     EvaluateReply reply;
-    WorkerFailure(WorkerClient::Status::protocol_error, "", &failed);
+    Outcome malformed = Outcome::crash;  // a reply that breaks the protocol counts as a protocol_error
+    WorkerFailure(WorkerClient::Status::protocol_error, "", &malformed);
     if (!r.body.value("ok", false) && !r.body.contains("status"))
-      return finish(failed, where + ": worker error: " + r.body.value("error", std::string("?")));
-    if (!FromJson(r.body, &reply, &err)) return finish(failed, where + ": malformed worker reply: " + err);
+      return finish(malformed, where + ": worker error: " + r.body.value("error", std::string("?")));
+    if (!FromJson(r.body, &reply, &err)) return finish(malformed, where + ": malformed worker reply: " + err);
     std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
     if (WorkerFailure(r.status, reply.status, &failed)) {
       if (failed != Outcome::crash) return finish(failed, where + who + ": " + reply.error);
