@@ -118,7 +118,7 @@ TEST_F(SealTest, ExportWritesAFolderADriverApiLoaderCanUse) {
   CompilerOptions copts;
   copts.threads = 1;  // no cache_dir: uncached
   Compiler compiler(copts);
-  CompileResult compiled = compiler.CompileNow({"seed.cu", candidate_.source, "sm90", ParamDefines(params_)});
+  CompileResult compiled = compiler.CompileNow({"kernel.cu", candidate_.source, "sm90", ParamDefines(params_)});  // as ExportSeal names it
   ASSERT_TRUE(compiled.ok) << compiled.Summary();
   SealRecord parent = Seal("pppp0000parent", "", 40);
   SealRecord s;
