@@ -48,6 +48,7 @@ struct ParamSpec {
 
 struct CandidateManifest {
   std::string name;
+  std::vector<std::string> archs;  // the archs it is written for (sm90, sm100); empty: every arch
   std::vector<std::string> mechanisms;
   std::vector<ParamSpec> params;                          // in file order
   std::vector<std::pair<std::string, std::string>> lets;  // in file order
@@ -57,6 +58,8 @@ struct CandidateManifest {
   std::vector<LaunchSpec> launches;
 
   bool IsFamily() const;  // any param with more than one value
+  bool ForArch(const std::string& arch) const;  // archs is empty or names `arch`
+  std::string ArchsText() const;                // "sm90" or "sm90, sm100"; "every arch" when empty
 };
 
 struct Candidate {

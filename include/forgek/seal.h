@@ -22,6 +22,8 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
 
 // Side-by-side differences of two seals: lineage, params, mechanisms, per-config times.
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b);
+// The same comparison as JSON: both seals, params as [a, b], per-config times, descent.
+std::string SealDiffJson(Store& store, const SealRecord& a, const SealRecord& b);
 
 // One seal as JSON (the seal.json of an export, without the launches).
 std::string SealJson(const SealRecord& seal, const std::vector<SealRecord>& lineage);

@@ -1,6 +1,7 @@
 /* forgek
 {
   "name": "gemm_wgmma_persistent",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "tma_store", "tma_multicast", "wgmma", "mbarrier_pipeline", "warp_specialization",
                  "setmaxnreg", "persistent_grid", "thread_block_cluster", "split_k", "cluster_dsmem"],
   "params": {"BM": [128], "BN": [256], "STAGES": [3, 4], "CLUSTER_M": [1],

@@ -1,6 +1,7 @@
 /* forgek
 {
   "name": "gemm_wgmma_tma_ws",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast"],
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": 64, "STAGES": [3, 4, 5, 6],
