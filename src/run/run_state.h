@@ -8,7 +8,7 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "run/prior_results.h"
 
 namespace forgek {
@@ -68,6 +68,8 @@ class RunState {
   void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;
   void FillBest();
   bool CloseRun(const std::string& status, std::string* err);
+  // A stage that goes on without its input: logged, and said in the summary (once per reason).
+  void Degrade(const std::string& stage, const std::string& reason);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;

@@ -13,7 +13,7 @@
 #include "cli/option_checks.h"
 #include "cli/load_operator.h"
 #include "cli/params_option.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "forgek/store.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
