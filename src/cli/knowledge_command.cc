@@ -146,12 +146,8 @@ std::string CategoryOf(Store& store, const Context& ctx, const std::string& op) 
 
 void RunList(Context& ctx, const KnowledgeOptions& o) {
   std::string path = StorePath(ctx);
-  if (!StoreExists(path)) {
-    spdlog::info("no knowledge store at {} yet: nothing recorded", path);
-    if (ctx.json) std::printf("%s\n", json({{"store", path}, {"exists", false}, {"observations", json::array()},
-                                             {"decisions", json::array()}}).dump(1).c_str());
-    return;
-  }
+  // A missing store is an error for every command that reads one (as for `seal list`).
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
   Store store;
   OpenOrThrow(&store, path, StoreMode::read_only);
   std::string err;
