@@ -1,5 +1,6 @@
 // The builtin evolutionary agent: a population over families with elitism, mutation, crossover,
 // architecture moves, priors from the knowledge store and warm starts from earlier runs' best.
+#include "core/json_parse.h"
 #include "forgek/builtin_agent.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ namespace {
 ParamAssignment ParseSettings(const std::string& text) {
   ParamAssignment out;
   if (text.empty()) return out;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(text);
   if (!j.is_object()) return out;
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.value().is_number_integer()) out[it.key()] = it.value().get<int64_t>();

@@ -2,10 +2,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -47,7 +49,11 @@ struct RunArgs {
   std::string api_key_env;
   double max_cost = 0;
   int64_t max_tokens = 0;
+  LlmOptions http;  // the transport fields only: --http-*
 };
+
+// When the run's --time budget ends; empty until the run starts, or without a time budget.
+using RunEnd = std::optional<std::chrono::steady_clock::time_point>;
 
 // Ctrl-C: the first asks the loop to stop after the current evaluation; the second ends the
 // process at once (every attempt so far is already committed to the store).
@@ -121,7 +127,9 @@ class StoreExchangeRecorder : public ExchangeRecorder {
   int iteration_ = 0;
 };
 
-std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRecorder* recorder) {
+// `run_end`: when the run's --time budget ends, set once the run has started.
+std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRecorder* recorder,
+                                 std::shared_ptr<RunEnd> run_end) {
   if (a.agent == "builtin") {
     BuiltinAgentOptions o;
     o.seed = a.seed;
@@ -135,6 +143,12 @@ std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRe
   o.key_env = a.api_key_env;
   o.max_cost_usd = a.max_cost;
   o.max_tokens = a.max_tokens;
+  o.connect_timeout_s = a.http.connect_timeout_s;
+  o.request_timeout_s = a.http.request_timeout_s;
+  o.low_speed_bytes_per_s = a.http.low_speed_bytes_per_s;
+  o.low_speed_time_s = a.http.low_speed_time_s;
+  o.deadline = [run_end] { return *run_end; };
+  o.stop_requested = [] { return g_interrupts.load() > 0; };
   std::string err;
   if (a.agent == "llm") {
     if (a.model.empty()) throw UsageError("--agent llm needs --model");
@@ -214,7 +228,8 @@ void Run(Context& ctx, const RunArgs& a) {
   Compiler compiler(copts);
 
   StoreExchangeRecorder recorder(&store);
-  std::unique_ptr<Agent> agent = MakeAgent(a, &store, &recorder);
+  auto run_end = std::make_shared<RunEnd>();
+  std::unique_ptr<Agent> agent = MakeAgent(a, &store, &recorder, run_end);
 
   bool live = isatty(2) && !ctx.quiet && std::getenv("CI") == nullptr;
   RunServices services;
@@ -233,6 +248,7 @@ void Run(Context& ctx, const RunArgs& a) {
     }
   };
   services.run_started = [&recorder](const std::string& id) { recorder.SetRun(id); };
+  services.budget_ends = [run_end](RunEnd end) { *run_end = end; };
 
   g_interrupts = 0;
   auto previous = std::signal(SIGINT, OnInterrupt);
@@ -294,6 +310,21 @@ void set_run_command(CLI::App& app, Context& ctx) {
                   "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
   cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent");
   cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used");
+  cmd->add_option("--http-connect-timeout", a->http.connect_timeout_s, "Seconds to connect to the LLM API")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--http-timeout", a->http.request_timeout_s,
+                  "Seconds one LLM request may take, the model's thinking included (never past --time)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed", a->http.low_speed_bytes_per_s,
+                  "Bytes/s below which a started LLM response is cut as stalled (see --http-low-speed-time)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed-time", a->http.low_speed_time_s,
+                  "Seconds over which --http-low-speed is averaged")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }
 

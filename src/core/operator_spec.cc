@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/suggest.h"
 
 namespace forgek {
@@ -61,9 +63,13 @@ namespace {
 
 // The aliases an operator.json declares, read leniently: a broken file has none.
 std::vector<std::string> ReadAliases(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "operator.json");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::ifstream in(fs::path(dir) / "operator.json", std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  JsonParseError ignored;
   std::vector<std::string> out;
+  if (!ParseJsonLimited(text.str(), &j, &ignored)) return out;
   if (!j.is_object() || !j.contains("aliases") || !j["aliases"].is_array()) return out;
   for (const auto& a : j["aliases"])
     if (a.is_string()) out.push_back(a.get<std::string>());

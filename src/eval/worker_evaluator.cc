@@ -42,11 +42,11 @@ bool EvalFormula(const std::string& text, const char* field, const OperatorSpec&
   return true;
 }
 
-bool ReplyOk(const WorkerClient::Reply& r) { return r.status == WorkerClient::Status::ok && r.body.value("ok", false); }
+bool ReplyOk(const WorkerClient::Reply& r) { return r.status == WorkerClient::Status::ok && BoolField(r.body, "ok", false); }
 
 std::string CallFailure(const WorkerClient::Reply& r) {
   if (r.status != WorkerClient::Status::ok) return r.detail;
-  return r.body.value("error", std::string("worker refused the request"));
+  return StringField(r.body, "error", "worker refused the request");
 }
 
 }  // namespace
@@ -190,8 +190,8 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     if (r.status == WorkerClient::Status::timeout) return finish(Outcome::timeout, where + ": " + r.detail);
     if (r.status != WorkerClient::Status::ok) return finish(Outcome::crash, where + ": " + r.detail);
     EvaluateReply reply;
-    if (!r.body.value("ok", false) && !r.body.contains("status"))
-      return finish(Outcome::crash, where + ": worker error: " + r.body.value("error", std::string("?")));
+    if (!BoolField(r.body, "ok", false) && !r.body.contains("status"))
+      return finish(Outcome::crash, where + ": worker error: " + StringField(r.body, "error", "?"));
     if (!FromJson(r.body, &reply, &err)) return finish(Outcome::crash, where + ": malformed worker reply: " + err);
     std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
     if (reply.status == "crash") {
@@ -281,7 +281,7 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     if (r.status != WorkerClient::Status::ok) return *err = where + ": " + r.detail, false;
     ProfileReply reply;
     if (!r.body.contains("status"))
-      return *err = where + ": worker error: " + r.body.value("error", std::string("?")), false;
+      return *err = where + ": worker error: " + StringField(r.body, "error", "?"), false;
     if (!FromJson(r.body, &reply, err)) return *err = where + ": malformed worker reply: " + *err, false;
     if (reply.status == "crash") client_.Kill();  // it exits after a sticky error; make sure
     if (reply.status != "ok")

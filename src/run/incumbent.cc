@@ -1,4 +1,5 @@
 // Preparing the incumbent and the expert reference of a run.
+#include "core/json_parse.h"
 #include "run/incumbent.h"
 
 #include <spdlog/spdlog.h>
@@ -13,7 +14,7 @@
 namespace forgek {
 
 bool ParseParamsJson(const std::string& text, ParamAssignment* out, std::string* err) {
-  nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(text.empty() ? "{}" : text);
   if (!j.is_object()) {
     *err = "params are not a JSON object: " + text;
     return false;

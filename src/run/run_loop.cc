@@ -85,6 +85,12 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
   RunState state(op, opts, services, summary);
   if (!state.Begin(err)) return false;
   Clock::time_point start = Clock::now();
+  if (services.budget_ends) {
+    services.budget_ends(opts.time_s > 0 ? std::optional<Clock::time_point>(
+                                               start + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(opts.time_s)))
+                                         : std::nullopt);
+  }
 
   // The loop proper: proposals come in batches; each batch compiles on the pool while the GPU
   // evaluates the batch's earlier members.
@@ -99,6 +105,13 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
     std::vector<Proposal> proposals;
     std::string agent_err;
     if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
+      // An agent cut short by the run's own end (its --time budget, Ctrl-C) did not fail.
+      std::string budget = state.BudgetSpent(Seconds(start));
+      if (!budget.empty()) {
+        spdlog::info("agent {} stopped by the run's end ({}): {}", services.agent->Name(), budget, agent_err);
+        summary->stop_reason = budget;
+        break;
+      }
       spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
       summary->stop_reason = "agent: " + agent_err;
       break;
