@@ -11,10 +11,15 @@
 
 namespace forgek {
 
-// DESIGN.md "Rules of evaluation": every evaluated candidate ends in exactly one of these.
-enum class Outcome { compile_error, launch_error, crash, timeout, wrong, slower, faster };
+// Every evaluated candidate ends in exactly one of these (docs/seal-format.md, "Outcomes"). The
+// three timed ones (slower, same, faster) come from the verdict rule (forgek/verdict.h); `correct`
+// is a correct result that was not compared with an incumbent; `compiled` a candidate that was
+// compiled and not run (--compile-only): neither is evidence about speed.
+enum class Outcome { compile_error, launch_error, crash, timeout, wrong, slower, same, faster, correct, compiled };
 const char* OutcomeName(Outcome o);
 bool ParseOutcome(const std::string& s, Outcome* out);
+// True for the outcomes of a correct candidate timed against an incumbent: slower, same, faster.
+bool OutcomeTimed(Outcome o);
 
 // A kernel the worker can run: a library reference, or a compiled candidate with its params.
 struct KernelUnderTest {

@@ -1,4 +1,4 @@
-// The run loop: propose, compile, evaluate, learn, and seal the winner (DESIGN.md "Data flow").
+// The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
 #include <chrono>
@@ -13,6 +13,7 @@
 #include "forgek/compile.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 
@@ -60,6 +61,14 @@ struct ConfigComparison {
   double incumbent_sol_pct = 0, best_sol_pct = 0;
 };
 
+// A stage of the run that lost its input and went on without it: the run's result holds, but it
+// was reached with less (no knowledge, no analysis of the incumbent, no retrieved decisions, ...).
+struct DegradedStage {
+  std::string stage;   // families | seed | knowledge | incumbent | profile | analysis | resume |
+                       // prior_results | retrieval | evidence
+  std::string reason;  // what went wrong, as the failing step said it
+};
+
 struct RunSummary {
   std::string run_id;
   std::string operator_name, arch, agent, device;
@@ -75,6 +84,7 @@ struct RunSummary {
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
   std::vector<ConfigComparison> configs;
   std::vector<std::string> decisions_learned;  // one line each
+  std::vector<DegradedStage> degraded;         // stages that ran degraded, each reason once
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
   std::string seal_reason;    // why it was sealed, or why not
@@ -90,13 +100,7 @@ struct RunSummary {
 bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
                      std::string* err);
 
-// The sealing rule (DESIGN.md): correct on every config, geomean faster than the incumbent beyond
-// noise and by at least `min_gain`, and no config slower beyond its noise.
-struct SealVerdict {
-  bool seal = false;
-  std::string reason;
-};
-SealVerdict DecideSeal(const EvalResult& confirmation, size_t operator_configs, double min_gain);
+// The sealing rule lives in forgek/verdict.h (DecideSeal), with every other comparison of times.
 
 }  // namespace forgek
 

@@ -14,7 +14,7 @@
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
 #include "forgek/store.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 
 namespace forgek::cli {
 namespace {
@@ -96,8 +96,8 @@ void BenchOperator(const OperatorSpec& op, const Prepared& kernels, const BenchA
     req.seeds = a.seeds;
     req.deadline_s = a.deadline_s;
     EvalResult r = evaluator.Evaluate(req);
-    // Without an incumbent a correct, timed reference comes back as `faster`.
-    const bool ok = r.outcome == Outcome::faster && !r.configs.empty() && r.configs[0].candidate.samples > 0;
+    // Without an incumbent a correct, timed reference comes back as `correct`.
+    const bool ok = r.outcome == Outcome::correct && !r.configs.empty() && r.configs[0].candidate.samples > 0;
     if (!r.configs.empty()) {
       row.time = r.configs[0].candidate;
       row.sol_us = r.configs[0].sol_us;

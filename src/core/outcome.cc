@@ -7,7 +7,8 @@ namespace {
 constexpr std::pair<Outcome, const char*> kOutcomes[] = {
     {Outcome::compile_error, "compile_error"}, {Outcome::launch_error, "launch_error"}, {Outcome::crash, "crash"},
     {Outcome::timeout, "timeout"}, {Outcome::wrong, "wrong"}, {Outcome::slower, "slower"},
-    {Outcome::faster, "faster"}};
+    {Outcome::same, "same"}, {Outcome::faster, "faster"}, {Outcome::correct, "correct"},
+    {Outcome::compiled, "compiled"}};
 }  // namespace
 
 const char* OutcomeName(Outcome o) {
@@ -21,5 +22,7 @@ bool ParseOutcome(const std::string& s, Outcome* out) {
     if (s == name) return *out = outcome, true;
   return false;
 }
+
+bool OutcomeTimed(Outcome o) { return o == Outcome::slower || o == Outcome::same || o == Outcome::faster; }
 
 }  // namespace forgek

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "eval/timing_stats.h"
-#include "forgek/knowledge.h"
+#include "protocol/timing_stats.h"
+#include "forgek/verdict.h"
 #include "forgek/worker_client.h"
 
 namespace forgek {
@@ -167,9 +167,6 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     }
   }
 
-  double log_speedup_sum = 0;
-  bool regressed = false;
-  std::string regressions;
   for (const ConfigSpec* config : configs) {
     EvaluateCommand cmd;
     cmd.time = timed;
@@ -187,19 +184,20 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
 
     WorkerClient::Reply r = client_.Call("evaluate", ToJson(cmd), req.deadline_s);
     const std::string where = "config " + config->name;
-    if (r.status == WorkerClient::Status::timeout) return finish(Outcome::timeout, where + ": " + r.detail);
-    if (r.status != WorkerClient::Status::ok) return finish(Outcome::crash, where + ": " + r.detail);
+    Outcome failed = Outcome::crash;
+    if (WorkerFailure(r.status, "ok", &failed)) return finish(failed, where + ": " + r.detail);
     EvaluateReply reply;
+    Outcome malformed = Outcome::crash;  // a reply that breaks the protocol counts as a protocol_error
+    WorkerFailure(WorkerClient::Status::protocol_error, "", &malformed);
     if (!BoolField(r.body, "ok", false) && !r.body.contains("status"))
-      return finish(Outcome::crash, where + ": worker error: " + StringField(r.body, "error", "?"));
-    if (!FromJson(r.body, &reply, &err)) return finish(Outcome::crash, where + ": malformed worker reply: " + err);
+      return finish(malformed, where + ": worker error: " + StringField(r.body, "error", "?"));
+    if (!FromJson(r.body, &reply, &err)) return finish(malformed, where + ": malformed worker reply: " + err);
     std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
-    if (reply.status == "crash") {
+    if (WorkerFailure(r.status, reply.status, &failed)) {
+      if (failed != Outcome::crash) return finish(failed, where + who + ": " + reply.error);
       client_.Kill();  // it exits by itself after a sticky error; make sure before the next request
-      return finish(Outcome::crash, where + who + ": " + reply.cuda_error + ": " + reply.error);
+      return finish(failed, where + who + ": " + reply.cuda_error + ": " + reply.error);
     }
-    if (reply.status == "launch_error") return finish(Outcome::launch_error, where + who + ": " + reply.error);
-    if (reply.status != "ok") return finish(Outcome::launch_error, where + who + ": " + reply.error);
 
     ConfigResult cr;
     cr.config = config->name;
@@ -228,22 +226,15 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
         return finish(Outcome::wrong, fmt::format("{}: measured {:.3f} us is below the speed-of-light bound {:.3f} us "
                                                   "({:.0f}% of SOL): impossible, the kernel skips work or fools the timer",
                                                   where, cr.candidate.median_us, cr.sol_us, cr.sol_pct));
-      log_speedup_sum += std::log(std::max(cr.speedup, 1e-9));
-      double noise = cr.candidate.rel_noise + cr.incumbent.rel_noise;
-      if (cr.speedup < 1 - noise) {
-        regressed = true;
-        regressions += fmt::format(" {} {:.3f}x;", config->name, cr.speedup);
-      }
     } else {
       result.configs.push_back(cr);
     }
   }
   if (!timed || !has_incumbent)
-    return finish(Outcome::faster, "correct on every config; not timed against an incumbent");
-  result.geomean_speedup = std::exp(log_speedup_sum / static_cast<double>(configs.size()));
-  std::string summary = fmt::format("geomean speedup {:.3f}x over {} configs", result.geomean_speedup, configs.size());
-  if (result.geomean_speedup > 1 && !regressed) return finish(Outcome::faster, summary);
-  return finish(Outcome::slower, summary + (regressed ? "; slower beyond noise on" + regressions : ""));
+    return finish(Outcome::correct, "correct on every config; not timed against an incumbent");
+  GeomeanComparison g = CompareOnConfigs(result.configs);
+  result.geomean_speedup = g.speedup;
+  return finish(TimedOutcome(g.direction), g.Summary());
 }
 
 bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {
@@ -257,15 +248,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
       const ConfigSpec* c = op.FindConfig(name);
       if (!c) return *err = "operator " + op.name + " has no config '" + name + "'", false;
       configs.push_back(c);
-    }
-  }
-  // Our own cubins are disassembled once; cuobjdump may be missing (then no SASS, no failure).
-  std::string sass;
-  if (req.kernel.library.empty() && !req.kernel.cubin.empty()) {
-    std::string why;
-    if (!DisassembleCubin(req.kernel.cubin, &sass, &why)) {
-      spdlog::debug("no SASS for {}: {}", req.kernel.label, why);
-      sass.clear();
     }
   }
   std::vector<KernelProfile> profiles;
@@ -283,9 +265,11 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     if (!r.body.contains("status"))
       return *err = where + ": worker error: " + StringField(r.body, "error", "?"), false;
     if (!FromJson(r.body, &reply, err)) return *err = where + ": malformed worker reply: " + *err, false;
-    if (reply.status == "crash") client_.Kill();  // it exits after a sticky error; make sure
-    if (reply.status != "ok")
+    Outcome failed = Outcome::crash;
+    if (WorkerFailure(r.status, reply.status, &failed)) {
+      if (failed == Outcome::crash) client_.Kill();  // it exits after a sticky error; make sure
       return *err = where + ": " + (reply.cuda_error.empty() ? "" : reply.cuda_error + ": ") + reply.error, false;
+    }
     if (!reply.metrics_error.empty()) spdlog::warn("{} on {}: {}", cmd.kernel.label, config->name, reply.metrics_error);
 
     KernelProfile p;
@@ -294,7 +278,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     p.launches = std::move(reply.launches);
     p.metrics = std::move(reply.metrics);
     p.time_us = reply.time_us;
-    p.sass = sass;
     if (!EvalFormula(op.flops, "flops", op, *config, &p.flops, err) ||
         !EvalFormula(op.bytes, "bytes", op, *config, &p.bytes, err))
       return false;

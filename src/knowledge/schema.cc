@@ -82,6 +82,10 @@ CREATE INDEX attempts_by_run ON attempts (run_id, iteration);
 CREATE INDEX seals_by_operator ON seals (operator_name, arch, created_at);
 CREATE INDEX exchanges_by_run ON exchanges (run_id, iteration, turn);
 )sql",
+      // 3: compile-only attempts were stored as `slower`; they were never timed.
+      R"sql(
+UPDATE attempts SET outcome = 'compiled' WHERE outcome = 'slower' AND detail LIKE 'compiled, not evaluated%';
+)sql",
   };
   return m;
 }

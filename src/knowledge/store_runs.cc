@@ -9,16 +9,13 @@ using namespace store_detail;
 
 namespace {
 
-// Outcomes are stored by name. (OutcomeName lives in the eval module, which the store does not
-// depend on; the names are the enum's, as DESIGN.md lists them.)
-constexpr const char* kOutcomeNames[] = {"compile_error", "launch_error", "crash", "timeout", "wrong", "slower", "faster"};
-
-std::string OutcomeText(Outcome o) { return kOutcomeNames[static_cast<int>(o)]; }
+// Outcomes are stored by name (core's OutcomeName); an unknown name reads as a crash.
+std::string OutcomeText(Outcome o) { return OutcomeName(o); }
 
 Outcome OutcomeFromText(const std::string& s) {
-  for (int i = 0; i < 7; ++i)
-    if (s == kOutcomeNames[i]) return static_cast<Outcome>(i);
-  return Outcome::crash;
+  Outcome o = Outcome::crash;
+  ParseOutcome(s, &o);
+  return o;
 }
 
 constexpr const char* kRunColumns =

@@ -8,7 +8,7 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "run/prior_results.h"
 
 namespace forgek {
@@ -62,6 +62,8 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  // A stage that goes on without its input: logged, and said in the summary (once per reason).
+  void Degrade(const std::string& stage, const std::string& reason);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;

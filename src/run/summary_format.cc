@@ -48,6 +48,10 @@ std::string RunSummaryText(const RunSummary& s) {
     out += "decisions learned:\n";
     for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
   }
+  if (!s.degraded.empty()) {
+    out += "degraded:\n";
+    for (const DegradedStage& d : s.degraded) out += "  " + d.stage + ": " + d.reason + "\n";
+  }
   out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
   return out;
 }
@@ -65,6 +69,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"best_sol_pct", c.best_sol_pct}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
+  nlohmann::json degraded = nlohmann::json::array();
+  for (const DegradedStage& d : s.degraded) degraded.push_back({{"stage", d.stage}, {"reason", d.reason}});
   nlohmann::json j = {{"run_id", s.run_id},
                       {"operator", s.operator_name},
                       {"arch", s.arch},
@@ -83,6 +89,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"best_so_far", s.best_so_far},
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
+                      {"degraded", degraded},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},
@@ -90,6 +97,12 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"wall_s", s.wall_s},
                       {"candidates_per_minute", s.candidates_per_minute}};
   return j.dump(2);
+}
+
+int RunSummary::AttemptsToReach(double speedup) const {
+  for (size_t i = 0; i < best_so_far.size(); ++i)
+    if (best_so_far[i] >= speedup) return static_cast<int>(i) + 1;
+  return -1;
 }
 
 }  // namespace forgek

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/params_option.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "forgek/store.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
@@ -197,7 +197,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
                                     probe.devices.empty() ? "?" : probe.devices[0].name, k.seconds, result.wall_s);
     std::printf("%s", ResultText(result, title).c_str());
   }
-  bool correct = result.outcome == Outcome::faster || result.outcome == Outcome::slower;
+  bool correct = OutcomeTimed(result.outcome) || result.outcome == Outcome::correct;
   ctx.exit_code = correct ? kExitOk : kExitFailure;
 }
 
