@@ -56,7 +56,8 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
     return false;
   }
   if (opts.max_in_flight < 1 || opts.max_retries < 0 || opts.max_repair_turns < 0 || opts.connect_timeout_s <= 0 ||
-      opts.request_timeout_s <= 0 || opts.low_speed_bytes_per_s < 0 || opts.low_speed_time_s <= 0 || opts.max_response_bytes == 0 || opts.max_output_tokens < 1 ||
+      opts.request_timeout_s <= 0 || opts.low_speed_bytes_per_s < 0 || opts.low_speed_time_s <= 0 ||
+      opts.max_response_bytes == 0 || opts.max_output_tokens < 1 ||
       opts.retry_base_delay_s < 0 || opts.max_cost_usd < 0 || opts.max_tokens < 0) {
     *err = "llm agent: an option is out of range (in-flight >= 1, retries/repairs/caps >= 0, timeouts and limits > 0)";
     return false;

@@ -42,7 +42,9 @@ bool EvalFormula(const std::string& text, const char* field, const OperatorSpec&
   return true;
 }
 
-bool ReplyOk(const WorkerClient::Reply& r) { return r.status == WorkerClient::Status::ok && BoolField(r.body, "ok", false); }
+bool ReplyOk(const WorkerClient::Reply& r) {
+  return r.status == WorkerClient::Status::ok && BoolField(r.body, "ok", false);
+}
 
 std::string CallFailure(const WorkerClient::Reply& r) {
   if (r.status != WorkerClient::Status::ok) return r.detail;

@@ -82,7 +82,8 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
   json doc;
   JsonParseError parse_error;
   if (!ParseJsonLimited(json_text, &doc, &parse_error))
-    return fail("", parse_error.message + " (at byte " + std::to_string(parse_error.offset) + "); nothing was imported");
+    return fail("", parse_error.message + " (at byte " + std::to_string(parse_error.offset) +
+                        "); nothing was imported");
   if (!doc.is_object()) return fail("", "not a JSON object");
   if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kFormat)
     return fail("format", std::string("expected \"") + kFormat + "\"");
