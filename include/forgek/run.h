@@ -1,9 +1,11 @@
 // The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,9 @@ struct RunServices {
   std::function<bool()> stop_requested;               // Ctrl-C: finish the current evaluation, then stop
   std::function<void(const std::string&)> progress;   // one status line (live or logged)
   std::function<void(const std::string&)> run_started;  // the run's id, once it is recorded
+  // When the loop starts: the point its --time budget ends (nothing without one), so that the
+  // agent's requests end with it.
+  std::function<void(std::optional<std::chrono::steady_clock::time_point>)> budget_ends;
 };
 
 struct ConfigComparison {

@@ -2,12 +2,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -49,7 +51,11 @@ struct RunArgs {
   std::string api_key_env;
   double max_cost = 0;
   int64_t max_tokens = 0;
+  LlmOptions http;  // the transport fields only: --http-*
 };
+
+// When the run's --time budget ends; empty until the run starts, or without a time budget.
+using RunEnd = std::optional<std::chrono::steady_clock::time_point>;
 
 // Ctrl-C or SIGTERM: the first asks the loop to stop after the current evaluation (the run ends
 // `interrupted` with its summary); a second ends the process at once (every attempt so far is
@@ -128,7 +134,9 @@ bool ParseDuration(const std::string& text, double* seconds) {
 }
 
 // The agent the options name; usage errors (exit 2) for missing options, failures for the rest.
-std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRecorder* recorder) {
+// `run_end`: when the run's --time budget ends, set once the run's loop starts.
+std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRecorder* recorder,
+                                     std::shared_ptr<RunEnd> run_end) {
   AgentChoice choice;
   choice.kind = a.agent;
   choice.seed = a.seed;
@@ -142,6 +150,12 @@ std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRec
     o.key_env = a.api_key_env;
     o.max_cost_usd = a.max_cost;
     o.max_tokens = a.max_tokens;
+    o.connect_timeout_s = a.http.connect_timeout_s;
+    o.request_timeout_s = a.http.request_timeout_s;
+    o.low_speed_bytes_per_s = a.http.low_speed_bytes_per_s;
+    o.low_speed_time_s = a.http.low_speed_time_s;
+    o.deadline = [run_end] { return *run_end; };
+    o.stop_requested = [] { return g_interrupts.load() > 0; };
     if (a.agent == "llm" && a.model.empty()) throw UsageError("--agent llm needs --model");
     if (a.agent == "replay" && a.from.empty())
       throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
@@ -211,7 +225,8 @@ void Run(Context& ctx, const RunArgs& a) {
   Compiler compiler(copts);
 
   StoreExchangeRecorder recorder(&store);
-  std::unique_ptr<Agent> agent = AgentFromArgs(a, &store, &recorder);
+  auto run_end = std::make_shared<RunEnd>();
+  std::unique_ptr<Agent> agent = AgentFromArgs(a, &store, &recorder, run_end);
 
   bool live = isatty(2) && !ctx.quiet && std::getenv("CI") == nullptr;
   RunServices services;
@@ -230,6 +245,7 @@ void Run(Context& ctx, const RunArgs& a) {
     }
   };
   services.run_started = [&recorder](const std::string& id) { recorder.SetRun(id); };
+  services.budget_ends = [run_end](RunEnd end) { *run_end = end; };
 
   RunSummary summary;
   bool ok = false;
@@ -298,6 +314,21 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->check(FiniteNonNegative());
   cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used")
       ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
+  cmd->add_option("--http-connect-timeout", a->http.connect_timeout_s, "Seconds to connect to the LLM API")
+      ->check(FinitePositive())
+      ->capture_default_str();
+  cmd->add_option("--http-timeout", a->http.request_timeout_s,
+                  "Seconds one LLM request may take, the model's thinking included (never past --time)")
+      ->check(FinitePositive())
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed", a->http.low_speed_bytes_per_s,
+                  "Bytes/s below which a started LLM response is cut as stalled (see --http-low-speed-time)")
+      ->check(FiniteNonNegative())
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed-time", a->http.low_speed_time_s,
+                  "Seconds over which --http-low-speed is averaged")
+      ->check(FinitePositive())
+      ->capture_default_str();
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/json_fields.h"
+#include "core/json_parse.h"
 #include "core/manifest_span.h"
 #include "forgek/paths.h"
 #include "forgek/spec_limits.h"
@@ -367,14 +368,10 @@ bool ParseCandidate(const std::string& path, const std::string& source, Candidat
   ManifestSpan span;
   if (!FindManifest(path, source, &span, diags)) return false;
   Json root;
-  try {
-    root = Json::parse(source.begin() + static_cast<std::ptrdiff_t>(span.begin),
-                       source.begin() + static_cast<std::ptrdiff_t>(span.end));
-  } catch (const Json::exception& e) {
-    auto* parse = dynamic_cast<const Json::parse_error*>(&e);
-    size_t offset = JsonErrorOffset(source, span.begin, parse ? parse->byte : 0, e.what());
-    TextPosition p = PositionOfOffset(source, std::min(offset, span.end));
-    diags->push_back({path, "", p.line, p.column, "manifest: " + CleanJsonParseError(e.what())});
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(std::string_view(source).substr(span.begin, span.end - span.begin), &root, &parse_error)) {
+    TextPosition p = PositionOfOffset(source, std::min(span.begin + parse_error.offset, span.end));
+    diags->push_back({path, "", p.line, p.column, "manifest: " + parse_error.message});
     return false;
   }
   JsonLocator locator(source, span.begin, span.end);

@@ -239,7 +239,9 @@ bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const 
     }
   }
   for (const auto& [name, value] : params) {
-    bool known = std::any_of(m.params.begin(), m.params.end(), [&](const ParamSpec& p) { return p.name == name; });
+    // An explicit capture: clang 14 (the asan preset) cannot capture a structured binding implicitly.
+    bool known =
+        std::any_of(m.params.begin(), m.params.end(), [&name = name](const ParamSpec& p) { return p.name == name; });
     if (!known) diags->push_back({"", "params", 0, 0, "'" + name + "' is not a param of this candidate"});
   }
   if (diags->size() > first) return false;

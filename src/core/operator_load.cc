@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/json_fields.h"
+#include "core/json_parse.h"
 #include "core/suggest.h"
 #include "forgek/operator_spec.h"
 #include "forgek/partition.h"
@@ -522,13 +523,10 @@ bool LoadOperator(const std::string& dir, OperatorSpec* out, Diagnostics* diags)
   buffer << in.rdbuf();
   std::string text = buffer.str();
   Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::exception& e) {
-    // parse_error has a byte offset; out_of_range (a number too large) has none.
-    auto* parse = dynamic_cast<const Json::parse_error*>(&e);
-    TextPosition p = PositionOfOffset(text, JsonErrorOffset(text, 0, parse ? parse->byte : 0, e.what()));
-    diags->push_back({file, "", p.line, p.column, CleanJsonParseError(e.what())});
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(text, &root, &parse_error)) {
+    TextPosition p = PositionOfOffset(text, parse_error.offset);
+    diags->push_back({file, "", p.line, p.column, parse_error.message});
     return false;
   }
   JsonLocator locator(text, 0, text.size());

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/suggest.h"
 
 namespace forgek {
@@ -65,9 +67,13 @@ namespace {
 std::vector<std::string> ReadAliases(const std::string& dir) {
   std::string why;
   if (!IsReadableFile((fs::path(dir) / "operator.json").string(), &why)) return {};  // a FIFO would block
-  std::ifstream in(fs::path(dir) / "operator.json");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::ifstream in(fs::path(dir) / "operator.json", std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  JsonParseError ignored;
   std::vector<std::string> out;
+  if (!ParseJsonLimited(text.str(), &j, &ignored)) return out;
   if (!j.is_object() || !j.contains("aliases") || !j["aliases"].is_array()) return out;
   for (const auto& a : j["aliases"])
     if (a.is_string()) out.push_back(a.get<std::string>());

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -92,6 +93,13 @@ bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSum
     std::vector<Proposal> proposals;
     std::string agent_err;
     if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
+      // An agent cut short by the run's own end (its --time budget, Ctrl-C) did not fail.
+      std::string budget = state.BudgetSpent(Seconds(start));
+      if (!budget.empty()) {
+        spdlog::info("agent {} stopped by the run's end ({}): {}", services.agent->Name(), budget, agent_err);
+        summary->stop_reason = budget;
+        return true;
+      }
       spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
       summary->stop_reason = "agent: " + agent_err;
       return true;
@@ -127,6 +135,12 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
   }
   RunState state(op, opts, services, summary);
   Clock::time_point start = Clock::now();
+  if (services.budget_ends) {
+    services.budget_ends(opts.time_s > 0 ? std::optional<Clock::time_point>(
+                                               start + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(opts.time_s)))
+                                         : std::nullopt);
+  }
   bool ok = false;
   try {
     ok = state.Begin(err) && Loop(opts, services, state, summary, start, err);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/seal.h"
 
 namespace forgek {
@@ -16,10 +17,12 @@ std::string Line(const char* label, const std::string& a, const std::string& b) 
 }
 
 std::string Mechanisms(const SealRecord& s) {
-  nlohmann::json meta = nlohmann::json::parse(s.metadata_json, nullptr, false);
+  nlohmann::json meta = ParseJsonLenient(s.metadata_json);
   if (!meta.is_object() || !meta.contains("mechanisms")) return "";
   std::string out;
-  for (const auto& m : meta["mechanisms"]) out += (out.empty() ? "" : ",") + m.get<std::string>();
+  if (!meta["mechanisms"].is_array()) return "";
+  for (const auto& m : meta["mechanisms"])
+    if (m.is_string()) out += (out.empty() ? "" : ",") + m.get<std::string>();
   return out;
 }
 
@@ -85,8 +88,8 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
   out += Line("candidate", a.candidate_hash.substr(0, 12), b.candidate_hash.substr(0, 12));
   out += Line("toolchain", a.toolchain, b.toolchain);
   out += Line("mechanisms", Mechanisms(a), Mechanisms(b));
-  nlohmann::json pa = nlohmann::json::parse(a.params_json, nullptr, false);
-  nlohmann::json pb = nlohmann::json::parse(b.params_json, nullptr, false);
+  nlohmann::json pa = ParseJsonLenient(a.params_json);
+  nlohmann::json pb = ParseJsonLenient(b.params_json);
   std::set<std::string> names;
   for (const nlohmann::json* p : {&pa, &pb})
     if (p->is_object())

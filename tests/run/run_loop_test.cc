@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -224,6 +227,44 @@ TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
   std::vector<AttemptRecord> attempts;
   ASSERT_TRUE(store.ListAttempts(s.run_id, &attempts, &err));
   EXPECT_EQ(static_cast<int>(attempts.size()), s.attempts + resumed.attempts);
+}
+
+// An agent whose request waits until the run's end, as an LLM request cut by --time does.
+class WaitsForTheBudgetAgent : public Agent {
+ public:
+  explicit WaitsForTheBudgetAgent(const std::optional<std::chrono::steady_clock::time_point>* end) : end_(end) {}
+  std::string Name() const override { return "waits"; }
+  bool Propose(const ProposalContext&, std::vector<Proposal>*, std::string* err) override {
+    if (!end_->has_value()) {
+      *err = "no deadline was given";
+      return false;
+    }
+    std::this_thread::sleep_until(**end_);
+    *err = "POST http://127.0.0.1/x: cut at the run's time budget";
+    return false;
+  }
+
+ private:
+  const std::optional<std::chrono::steady_clock::time_point>* end_;
+};
+
+TEST(RunLoop, AnAgentCutByTheTimeBudgetEndsTheRunOnTimeNotAsAFailure) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  std::optional<std::chrono::steady_clock::time_point> end;
+  WaitsForTheBudgetAgent agent(&end);
+  RunServices services{&agent, &compiler, nullptr, nullptr};
+  services.budget_ends = [&end](std::optional<std::chrono::steady_clock::time_point> e) { end = e; };
+  RunOptions opts;
+  opts.compile_only = true;
+  opts.time_s = 0.3;
+  RunSummary s;
+  std::string err;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "time");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
