@@ -56,6 +56,9 @@ STEPS=(
   # run there, which starts from run 1's seal if it sealed; FRESH_SEED picks run 1's seed.
   "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
   "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations 40 --seed 11"
+  # The LLM agent evolving softmax against a scripted model (scripts/scripted_model.py: no network,
+  # python3 standard library only), from an empty store: the summary shows the lineage and costs.
+  "llm-softmax-scripted|rm -f $out/llm.db*; (python3 scripts/scripted_model.py --port ${LLM_PORT:-8765} >$out/scripted-model.log 2>&1 & echo \$! >$out/scripted-model.pid); sleep 1; OPENAI_API_KEY=dummy timeout 300 $bin/forgek --store $PWD/$out/llm.db run --op softmax_fp32 --agent llm --model scripted --base-url http://127.0.0.1:${LLM_PORT:-8765}/v1 --iterations ${LLM_ITERATIONS:-16} --batch 1 --seed 1; rc=\$?; kill \$(cat $out/scripted-model.pid); exit \$rc"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"
@@ -92,7 +95,7 @@ echo "== device test $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_
 printf '%s\n' "${rows[@]}"
 echo "== measurements"
 grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
-for f in "$out"/eval-softmax-seed-cached.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
+for f in "$out"/eval-softmax-seed-cached.log "$out"/llm-softmax-scripted.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
   [[ -f $f ]] && { echo "-- $(basename "$f")"; tail -c 1500 "$f"; echo; }
 done
 # The device tool returns at most 8 files: pack every log, summary and store into one.

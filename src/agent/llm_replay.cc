@@ -73,6 +73,8 @@ bool ReplayAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out
   return impl_->Propose(ctx, out, err);
 }
 
+LlmSpend ReplayAgent::Spent() const { return impl_->Spent(); }
+
 size_t ReplayAgent::Remaining() const { return state_->exchanges.size() - state_->next; }
 
 }  // namespace forgek

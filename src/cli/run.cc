@@ -47,6 +47,7 @@ struct RunArgs {
   std::string api_key_env;
   double max_cost = 0;
   int64_t max_tokens = 0;
+  double tune_share = LlmOptions{}.tune_share;
 };
 
 // Ctrl-C: the first asks the loop to stop after the current evaluation; the second ends the
@@ -135,6 +136,8 @@ std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRe
   o.key_env = a.api_key_env;
   o.max_cost_usd = a.max_cost;
   o.max_tokens = a.max_tokens;
+  o.tune_share = a.tune_share;
+  o.tune_seed = a.seed;
   std::string err;
   if (a.agent == "llm") {
     if (a.model.empty()) throw UsageError("--agent llm needs --model");
@@ -294,6 +297,11 @@ void set_run_command(CLI::App& app, Context& ctx) {
                   "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
   cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent");
   cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used");
+  cmd->add_option("--tune-share", a->tune_share,
+                  "Share of the attempts spent searching the families the LLM writes before it is asked again "
+                  "(0: none; below 1)")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }
 

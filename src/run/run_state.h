@@ -9,6 +9,7 @@
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
 #include "run/incumbent.h"
+#include "run/invented_families.h"
 #include "run/prior_results.h"
 
 namespace forgek {
@@ -62,6 +63,7 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  void FillSpendAndLineage();
 
   const OperatorSpec& op_;
   const RunOptions& opts_;
@@ -81,6 +83,8 @@ class RunState {
   std::string device_, driver_;
   std::string run_id_;
   std::vector<AttemptSummary> history_;
+  std::map<std::string, int> iteration_of_;  // candidate hash -> its first attempt in this run
+  static constexpr size_t kInventedFamilies = 4;
   std::set<std::string> learned_ids_;
   int attempts_this_run_ = 0;
   int since_best_ = 0;
