@@ -1,5 +1,6 @@
 // The llm agent: conversations per proposal, parallel request rounds, repair turns, budget and records.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -225,6 +226,52 @@ std::string FirstLine(const std::string& text) {
   return line.size() > 160 ? line.substr(0, 157) + "..." : line;
 }
 
+// A tuning round as recorded: [{"family": key, "params": {...}, "rationale": text}, ...].
+std::string TunedToRecord(const std::vector<Proposal>& tuned) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Proposal& p : tuned) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [name, value] : p.params) params[name] = value;
+    j.push_back({{"family", p.family}, {"params", params}, {"rationale", p.rationale}});
+  }
+  return j.dump();
+}
+
+bool TunedFromRecord(const std::string& text, const std::vector<Candidate>& families, std::vector<Proposal>* out,
+                     std::string* err) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) {
+    *err = "replay: a recorded tuning round is not a JSON array";
+    return false;
+  }
+  for (const nlohmann::json& item : j) {
+    if (!item.is_object() || !item.contains("family") || !item["family"].is_string() || !item.contains("params") ||
+        !item["params"].is_object()) {
+      *err = "replay: a recorded tuning round has an entry without a family name and params";
+      return false;
+    }
+    std::string key = item["family"].get<std::string>();
+    auto family = std::find_if(families.begin(), families.end(), [&](const Candidate& f) { return f.path == key; });
+    if (family == families.end()) {
+      *err = "replay: the recorded tuning round names family " + key + ", which the replayed model did not write";
+      return false;
+    }
+    Proposal p;
+    p.candidate = *family;
+    p.family = key;
+    for (auto it = item["params"].begin(); it != item["params"].end(); ++it) {
+      if (!it.value().is_number_integer()) {
+        *err = "replay: param " + it.key() + " of a recorded tuning round is not an integer";
+        return false;
+      }
+      p.params[it.key()] = it.value().get<int64_t>();
+    }
+    if (item.contains("rationale") && item["rationale"].is_string()) p.rationale = item["rationale"].get<std::string>();
+    out->push_back(std::move(p));
+  }
+  return true;
+}
+
 size_t ConversationChars(const LlmConversation& c) {
   size_t n = c.system.size();
   for (const LlmMessage& m : c.messages) n += m.content.size();
@@ -267,7 +314,23 @@ bool LlmAgent::Impl::ProposeTuned(const ProposalContext& ctx, std::vector<Propos
   tune_ctx.history = ctx.history;
   tune_ctx.families = invented_;
   tune_ctx.max_candidates = slots;
-  if (!tuner_->Propose(tune_ctx, out, err)) return false;
+  LlmExchange recorded;
+  if (recorded_tune && recorded_tune(&recorded)) {
+    if (!TunedFromRecord(recorded.response_body, invented_, out, err)) return false;
+  } else if (!tuner_->Propose(tune_ctx, out, err)) {
+    return false;
+  }
+  if (recorder && !out->empty()) {
+    // The round is recorded among the exchanges (no request, no cost) for replay.
+    LlmExchange x;
+    x.provider = LlmProviderName(opts.provider);
+    x.model = opts.model;
+    x.purpose = "tune";
+    x.status = 200;
+    x.response_body = TunedToRecord(*out);
+    x.started_unix_ms = x.finished_unix_ms = NowUnixMs();
+    recorder->Record(x);
+  }
   for (Proposal& p : *out) {
     // The parent is the family's best instance so far (its first when none was timed).
     const AttemptSummary* parent = nullptr;

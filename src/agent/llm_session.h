@@ -42,6 +42,9 @@ struct LlmAgent::Impl {
   PriceTable prices;
   ExchangeRecorder* recorder = nullptr;
   LlmSend send;
+  // Replay only: takes the next recorded exchange when it is a tuning round ("tune"), so that a
+  // replayed run proposes the recorded instances whatever the search would pick from new times.
+  std::function<bool(LlmExchange*)> recorded_tune;
 
   // Checks options, loads prompts and prices, and (when `need_key`) reads the key.
   bool Init(const LlmOptions& options, ExchangeRecorder* rec, bool need_key, std::string* err);

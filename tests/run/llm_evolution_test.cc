@@ -3,6 +3,7 @@
 // tunes, families kept for later runs, replay and cost caps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -96,10 +97,16 @@ struct Ran {
   std::vector<CandidateRecord> candidates;
 };
 
-Ran RunWith(EvolutionFixture& fx, Agent& agent, int iterations, int batch, Store* store) {
+// The same GPU on another day: BLOCK 512 lost its edge, so a search would now pick otherwise.
+double OtherDayModel(const KernelUnderTest& k, const std::string& config) {
+  auto block = k.params.find("BLOCK");
+  return block != k.params.end() && block->second == 512 ? 99.0 : Model(k, config);
+}
+
+Ran RunWith(EvolutionFixture& fx, Agent& agent, int iterations, int batch, Store* store, TimeModel model = Model) {
   Ran ran;
   Compiler compiler(fx.copts);
-  ScriptedEvaluator evaluator(Model);
+  ScriptedEvaluator evaluator(model);
   RunServices services{&agent, &compiler, &evaluator, store};
   RunOptions opts;
   opts.iterations = iterations;
@@ -213,14 +220,17 @@ TEST(LlmEvolution, AFamilyIsTunedWithinTheShareAndOfferedToALaterBuiltinRun) {
   for (const CandidateRecord& c : later.candidates) searched = searched || c.family == family;
   EXPECT_TRUE(searched) << "family " << family << " was not offered to the builtin agent";
 
-  // Replay of the first run (a fresh store, as it began) proposes every candidate again.
+  // Replay of the first run (a fresh store, as it began) proposes every candidate again, the
+  // search's instances included (recorded as tuning rounds), even when the times differ.
+  EXPECT_TRUE(std::any_of(recorder.exchanges.begin(), recorder.exchanges.end(),
+                          [](const LlmExchange& x) { return x.purpose == "tune" && x.cost_usd == 0; }));
   EvolutionFixture again;
   again.model.family_first = true;
   LlmOptions ro = again.Options();
   ro.tune_share = 0.5;
   auto replay = ReplayAgent::Create(ro, recorder.exchanges, nullptr, &err);
   ASSERT_TRUE(replay) << err;
-  Ran replayed = RunWith(again, *replay, 8, 2, &again.store);
+  Ran replayed = RunWith(again, *replay, 8, 2, &again.store, OtherDayModel);
   ASSERT_EQ(replayed.attempts.size(), ran.attempts.size());
   for (size_t i = 0; i < ran.attempts.size(); ++i)
     EXPECT_EQ(replayed.attempts[i].candidate_hash, ran.attempts[i].candidate_hash) << "attempt " << i;
