@@ -45,7 +45,7 @@ TEST(PromptTemplates, MissingFileIsNamed) {
 
 TEST(PromptTemplates, UnknownPlaceholderInAFileIsNamed) {
   TempDir dir;
-  for (const char* name : {"system.md", "propose.md", "repair.md", "format_repair.md", "candidate_format.md"}) {
+  for (const char* name : {"system.md", "propose.md", "repair.md", "feedback.md", "format_repair.md", "candidate_format.md"}) {
     WriteFile(dir.file(name), "ok");
   }
   WriteFile(dir.file("repair.md"), "Outcome {{outcome}}, cost {{cost}}");
