@@ -31,6 +31,7 @@ struct AttemptSummary {
   std::string feedback;         // compiler / checker / timing feedback, actionable
   double geomean_speedup = 0;   // vs the incumbent (0 when not timed)
   std::vector<ConfigTime> configs;  // per config, when timed
+  std::string bottleneck;       // what its profile shows (new bests are profiled), "" when not profiled
   std::string source;           // the candidate's source (a family's, for an instance)
   std::vector<std::string> mechanisms;  // from its manifest
   std::string parent;           // candidate hash of the attempt it changes ("" for none)
@@ -107,6 +108,9 @@ class Agent {
   // should stop the run (e.g. the LLM budget is spent). An empty `out` means nothing new to try.
   virtual bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) = 0;
   virtual AgentSpend Spent() const { return {}; }
+  // Whether the run should profile each new best for it (AttemptSummary::bottleneck): GPU time
+  // that only agents reading the analysis should cost.
+  virtual bool WantsProfiles() const { return false; }
 };
 
 }  // namespace forgek

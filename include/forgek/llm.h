@@ -112,6 +112,7 @@ class LlmAgent : public Agent {
   std::string Name() const override { return "llm"; }
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
   LlmSpend Spent() const override;
+  bool WantsProfiles() const override { return true; }
 
   struct Impl;
 
@@ -133,6 +134,7 @@ class ReplayAgent : public Agent {
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
   size_t Remaining() const;  // exchanges not yet replayed
   LlmSpend Spent() const override;
+  bool WantsProfiles() const override { return true; }
 
  private:
   struct State;

@@ -45,6 +45,7 @@ std::vector<ParentProgram> ParentPopulation(const ProposalContext& ctx) {
     p.outcome = OutcomeName(a.outcome);
     p.geomean_speedup = a.geomean_speedup;
     p.configs = a.configs;
+    p.bottleneck = a.bottleneck;
     p.sol_pct = GeomeanSol(a.configs);
     p.architecture = ArchitectureOf(a.family, a.mechanisms);
     pop.push_back(std::move(p));

@@ -21,6 +21,7 @@ struct ParentProgram {
   double geomean_speedup = 0;  // vs this run's incumbent (earlier runs: vs theirs)
   double sol_pct = 0;        // geomean speed-of-light % over the configs measured
   std::vector<ConfigTime> configs;  // this run only
+  std::string bottleneck;    // its profile's analysis, when it was profiled
   std::string architecture;  // family key, or the sorted mechanisms of a free-form kernel
 };
 

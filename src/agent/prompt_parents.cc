@@ -11,6 +11,7 @@ namespace {
 
 constexpr size_t kMaxParentSource = 16000;  // characters of a parent's source shown
 constexpr size_t kMaxInstancesShown = 8;    // instances of a searched family listed in feedback
+constexpr size_t kMaxBottleneck = 1500;     // characters of a profile's analysis shown
 
 std::string ConfigTable(const std::vector<ConfigTime>& configs) {
   if (configs.empty()) return "";
@@ -37,6 +38,7 @@ std::string ParentText(const ParentProgram& p, char letter, const LlmOptions& op
                      p.geomean_speedup, p.this_run ? "this run's" : "its run's", p.sol_pct);
   std::string table = ConfigTable(p.configs);
   if (!table.empty()) out += "\n" + table;
+  if (!p.bottleneck.empty()) out += "\nIts profile: " + CutText(p.bottleneck, kMaxBottleneck) + "\n";
   out += "\n```cuda\n" + CutText(p.source, kMaxParentSource);
   if (out.back() != '\n') out += "\n";
   return out + "```\n";
@@ -69,6 +71,7 @@ TemplateVars FeedbackVariables(const AttemptSummary& a, const ProposalContext& c
                                     OutcomeName(a.outcome), a.feedback);
   std::string table = ConfigTable(a.configs);
   if (!table.empty()) results += "\n" + table;
+  if (!a.bottleneck.empty()) results += "\nIts profile (a new best is profiled): " + CutText(a.bottleneck, kMaxBottleneck) + "\n";
 
   // An instance of a family the model wrote: every instance the search tried, best first.
   if (a.family.rfind(kInventedFamilyPrefix, 0) == 0) {

@@ -312,7 +312,7 @@ void RunState::Learn(const Proposal& p, const std::string& hash, const std::stri
 
 RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileResult& compiled,
                                                Evaluator* evaluator) const {
-  Evaluated e{p, compiled, EvalResult{}, false};
+  Evaluated e{p, compiled, EvalResult{}, false, evaluator};
   if (!compiled.ok || opts_.compile_only || !evaluator) return e;
   EvalRequest req;
   req.op = &op_;
@@ -375,6 +375,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
+      if (new_best) a.bottleneck = ProfileCandidate(e.evaluator, kernel, a.candidate_hash);
       Best candidate{p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
       if (new_best) {
         have_best_ = true;
@@ -539,6 +540,27 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   summary_->sealed_candidate_hash = winner.hash;
   *sealed = true;
   return true;
+}
+
+std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {
+  if (!evaluator || opts_.compile_only || !services_.agent->WantsProfiles()) return "";
+  ProfileRequest req;
+  req.op = &op_;
+  req.kernel = kernel;
+  req.configs = opts_.configs;
+  std::vector<KernelProfile> profiles;
+  std::string err;
+  if (!evaluator->Profile(req, &profiles, &err)) {
+    spdlog::warn("new best {} not profiled: {}", hash.substr(0, 8), err);
+    return "";
+  }
+  std::vector<Observation> all;
+  for (KernelProfile& prof : profiles) {
+    prof.label = "candidate:" + hash;
+    std::vector<Observation> obs = AnalyzeProfile(services_.store, kb_, op_, opts_.arch, device_, prof);
+    all.insert(all.end(), obs.begin(), obs.end());
+  }
+  return RenderObservations(all);
 }
 
 void RunState::FillSpendAndLineage() {

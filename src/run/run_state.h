@@ -31,6 +31,7 @@ class RunState {
     CompileResult compiled;
     EvalResult result;
     bool evaluated = false;
+    Evaluator* evaluator = nullptr;  // the GPU it was evaluated on (free again when it commits)
   };
   // Evaluates one compiled proposal against the incumbent on `evaluator`. Touches no state of
   // the run: several GPUs evaluate at once, each timing candidate and incumbent on itself.
@@ -64,6 +65,8 @@ class RunState {
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
   void FillSpendAndLineage();
+  // Profiles a new best on `evaluator` and renders what the analysis observes; "" when it cannot.
+  std::string ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;

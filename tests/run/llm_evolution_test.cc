@@ -149,6 +149,8 @@ TEST(LlmEvolution, CompileErrorLineIsFixedThenFeedbackAndParentsImproveTheKernel
   EXPECT_NE(LastUser(requests[2]).find("| small | 100.00 | 100.00 | 1.000x"), std::string::npos)
       << LastUser(requests[2]);
   EXPECT_EQ(ran.attempts[2].outcome, Outcome::faster);  // BLOCK 128
+  EXPECT_NE(LastUser(requests[3]).find("Its profile (a new best is profiled): "), std::string::npos)
+      << "a new best's own profile reaches the model: " << LastUser(requests[3]);
   // After max_feedback_turns (4) the conversation ends; a fresh request carries the best parent.
   std::string fresh = LastUser(requests[5]);
   EXPECT_NE(fresh.find("### Parent A: attempt 4 of this run"), std::string::npos) << fresh;
