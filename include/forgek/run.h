@@ -1,4 +1,4 @@
-// The run loop: propose, compile, evaluate, learn, and seal the winner (DESIGN.md "Data flow").
+// The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
 #include <cstdint>
@@ -66,6 +66,14 @@ struct LineageStep {
   double cost_usd = 0;
 };
 
+// A stage of the run that lost its input and went on without it: the run's result holds, but it
+// was reached with less (no knowledge, no analysis of the incumbent, no retrieved decisions, ...).
+struct DegradedStage {
+  std::string stage;   // families | seed | knowledge | incumbent | profile | analysis | resume |
+                       // prior_results | retrieval | evidence
+  std::string reason;  // what went wrong, as the failing step said it
+};
+
 struct RunSummary {
   std::string run_id;
   std::string operator_name, arch, agent, device;
@@ -81,6 +89,7 @@ struct RunSummary {
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
   std::vector<ConfigComparison> configs;
   std::vector<std::string> decisions_learned;  // one line each
+  std::vector<DegradedStage> degraded;         // stages that ran degraded, each reason once
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
   std::string seal_reason;    // why it was sealed, or why not

@@ -8,9 +8,9 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "run/incumbent.h"
 #include "run/invented_families.h"
 #include "run/prior_results.h"
+#include "seal/incumbent.h"
 
 namespace forgek {
 
@@ -67,6 +67,8 @@ class RunState {
   void FillSpendAndLineage();
   // Profiles a new best on `evaluator` and renders what the analysis observes; "" when it cannot.
   std::string ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash);
+  // A stage that goes on without its input: logged, and said in the summary (once per reason).
+  void Degrade(const std::string& stage, const std::string& reason);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;

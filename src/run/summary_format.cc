@@ -66,6 +66,10 @@ std::string RunSummaryText(const RunSummary& s) {
     out += "decisions learned:\n";
     for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
   }
+  if (!s.degraded.empty()) {
+    out += "degraded:\n";
+    for (const DegradedStage& d : s.degraded) out += "  " + d.stage + ": " + d.reason + "\n";
+  }
   out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
   return out;
 }
@@ -92,6 +96,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"cost_usd", l.cost_usd}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
+  nlohmann::json degraded = nlohmann::json::array();
+  for (const DegradedStage& d : s.degraded) degraded.push_back({{"stage", d.stage}, {"reason", d.reason}});
   nlohmann::json j = {{"run_id", s.run_id},
                       {"operator", s.operator_name},
                       {"arch", s.arch},
@@ -110,6 +116,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"best_so_far", s.best_so_far},
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
+                      {"degraded", degraded},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},

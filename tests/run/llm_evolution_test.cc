@@ -15,7 +15,7 @@
 #include "forgek/llm.h"
 #include "forgek/run.h"
 #include "forgek/store.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 

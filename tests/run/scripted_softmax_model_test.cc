@@ -3,17 +3,18 @@
 // ladder through feedback, tune its family, and never stall. Skips without python3.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <thread>
 
 #include "forgek/llm.h"
 #include "forgek/operator_spec.h"
 #include "forgek/run.h"
 #include "forgek/store.h"
+#include "forgek/subprocess.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 
@@ -32,16 +33,28 @@ double SoftmaxModel(const KernelUnderTest& k, const std::string&) {
 }
 
 TEST(ScriptedSoftmaxModel, ClimbsItsLadderThroughFeedback) {
-  if (std::system("python3 -c 'import http.server' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::string python = "/usr/bin/python3";
+  if (access(python.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << python;
   TempDir dir;
   OperatorSpec op;
   Diagnostics diags;
   ASSERT_TRUE(LoadOperator(SourceDir() + "/operators/softmax_fp32", &op, &diags)) << FormatDiagnostics(diags);
   int port = 20000 + static_cast<int>(getpid() % 20000);
-  std::string pidfile = dir.file("model.pid");
-  std::string start = "python3 " + SourceDir() + "/scripts/scripted_model.py --port " + std::to_string(port) + " >" +
-                      dir.file("model.log") + " 2>&1 & echo $! >" + pidfile;
-  ASSERT_EQ(std::system(start.c_str()), 0);
+  SpawnOptions spawn;
+  spawn.stdout_path = spawn.stderr_path = dir.file("model.log");
+  pid_t model = 0;
+  std::string err;
+  ASSERT_TRUE(SpawnProcess({python, SourceDir() + "/scripts/scripted_model.py", "--port", std::to_string(port)}, spawn,
+                           &model, &err))
+      << err;
+  struct Reaper {  // the model stops with the test, however it ends
+    pid_t pid;
+    ~Reaper() {
+      kill(pid, SIGTERM);
+      int status = 0;
+      waitpid(pid, &status, 0);
+    }
+  } reaper{model};
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
 
   setenv("FORGEK_TEST_SCRIPTED_KEY", "dummy", 1);
@@ -52,7 +65,6 @@ TEST(ScriptedSoftmaxModel, ClimbsItsLadderThroughFeedback) {
   o.prompts_dir = SourceDir() + "/knowledge/prompts";
   o.max_in_flight = 1;
   o.retry_base_delay_s = 0.2;
-  std::string err;
   auto agent = LlmAgent::Create(o, nullptr, &err);
   ASSERT_TRUE(agent) << err;
   Store store;
@@ -68,7 +80,6 @@ TEST(ScriptedSoftmaxModel, ClimbsItsLadderThroughFeedback) {
   opts.batch = 1;
   RunSummary s;
   bool ok = RunOptimisation(op, opts, services, &s, &err);
-  std::system(("kill $(cat " + pidfile + ")").c_str());
   ASSERT_TRUE(ok) << err;
   std::string text = RunSummaryText(s);
   EXPECT_EQ(s.attempts, 16) << s.stop_reason << "\n" << text;
