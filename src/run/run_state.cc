@@ -207,7 +207,7 @@ bool RunState::Begin(std::string* err) {
     std::vector<Candidate> invented;
     std::string ferr;
     if (!LoadInventedFamilies(*services_.store, op_, opts_.arch, kInventedFamilies, &invented, &ferr)) {
-      spdlog::warn("families of earlier runs not loaded: {}", ferr);
+      Degrade("families", "families a model wrote in earlier runs not loaded: " + ferr);
     } else {
       for (Candidate& f : invented) {
         spdlog::info("family {} (written by a model in an earlier run, won there) is searched too", f.path);

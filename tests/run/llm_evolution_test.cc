@@ -13,9 +13,9 @@
 #include "agent/scripted_model.h"
 #include "forgek/builtin_agent.h"
 #include "forgek/llm.h"
+#include "forgek/params.h"
 #include "forgek/run.h"
 #include "forgek/store.h"
-#include "seal/incumbent.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 
