@@ -80,6 +80,9 @@ STEPS=(
   # What forgek learns (docs/KNOWLEDGE.md): two runs from an empty store, then `knowledge list`.
   "learn-gemm|learn_twice gemm_bf16 ${LEARN_GEMM_ITERATIONS:-40} ${LEARN_GEMM_TIME:-200}"
   "learn-softmax|learn_twice softmax_fp32 ${LEARN_SOFTMAX_ITERATIONS:-40} ${LEARN_SOFTMAX_TIME:-150}"
+  # The LLM agent evolving softmax against a scripted model (scripts/scripted_model.py: no network,
+  # python3 standard library only), from an empty store: the summary shows the lineage and costs.
+  "llm-softmax-scripted|rm -f $out/llm.db*; (python3 scripts/scripted_model.py --port ${LLM_PORT:-8765} >$out/scripted-model.log 2>&1 & echo \$! >$out/scripted-model.pid); sleep 1; OPENAI_API_KEY=dummy timeout 300 $bin/forgek --store $PWD/$out/llm.db run --op softmax_fp32 --agent llm --model scripted --base-url http://127.0.0.1:${LLM_PORT:-8765}/v1 --iterations ${LLM_ITERATIONS:-16} --batch 1 --seed 1; rc=\$?; kill \$(cat $out/scripted-model.pid); exit \$rc"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"
@@ -116,7 +119,7 @@ echo "== device test $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_
 printf '%s\n' "${rows[@]}"
 echo "== measurements"
 grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
-for f in "$out"/learn-gemm.log "$out"/learn-softmax.log "$out"/eval-softmax-seed-cached.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
+for f in "$out"/learn-gemm.log "$out"/learn-softmax.log "$out"/eval-softmax-seed-cached.log "$out"/llm-softmax-scripted.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
   [[ -f $f ]] && { echo "-- $(basename "$f")"; tail -c 1500 "$f"; echo; }
 done
 # The device tool returns at most 8 files: pack every log, summary and store into one.

@@ -1,6 +1,7 @@
 // The agent interface: propose(context) -> candidates. Implemented by builtin, llm and replay.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,14 @@
 
 namespace forgek {
 
+// One config's measurement of an attempt: the candidate against the incumbent, with the verdict
+// of forgek/verdict.h (faster | same | slower beyond noise).
+struct ConfigTime {
+  std::string config;
+  double candidate_us = 0, incumbent_us = 0, sol_pct = 0;
+  std::string verdict;
+};
+
 // One evaluated proposal of this run, as the agent sees it next time.
 struct AttemptSummary {
   int iteration = 0;
@@ -22,6 +31,14 @@ struct AttemptSummary {
   Outcome outcome = Outcome::crash;
   std::string feedback;         // compiler / checker / timing feedback, actionable
   double geomean_speedup = 0;   // vs the incumbent (0 when not timed)
+  std::vector<ConfigTime> configs;  // per config, when timed
+  std::string bottleneck;       // what its profile shows (new bests are profiled), "" when not profiled
+  std::string source;           // the candidate's source (a family's, for an instance)
+  std::vector<std::string> mechanisms;  // from its manifest
+  std::string parent;           // candidate hash of the attempt it changes ("" for none)
+  std::string change;           // what changed against the parent, one line
+  double cost_usd = 0;          // LLM spend that produced it (0 for searched instances)
+  int64_t tokens = 0;
 };
 
 // A candidate that did well in an earlier run of this operator, on configs of the shape regimes
@@ -31,7 +48,14 @@ struct PriorResult {
   ParamAssignment params;
   double sol_pct = 0;         // geomean speed-of-light % over the matching configs it was measured on
   std::string source;         // "attempt 12 of run 1a2b3c4d on M64_N8192_K8192: 78.1% SOL, 1.056x"
+  std::string candidate_hash;
+  std::string kernel_source;  // the candidate's source (the agents that rewrite code need it)
+  double geomean_speedup = 0; // against the incumbent of its own run
 };
+
+// Family keys of families a model wrote (params with lists of values): "llm/<name>-<hash8>.cu".
+// The run keeps those that won and offers them to later runs, of every agent, as families.
+inline constexpr const char* kInventedFamilyPrefix = "llm/";
 
 struct ProposalContext {
   const OperatorSpec* op = nullptr;
@@ -53,6 +77,18 @@ struct Proposal {
   ParamAssignment params;
   std::string family;     // family file it instantiates, or ""
   std::string rationale;  // why the agent proposed it (recorded with the attempt)
+  std::string parent;     // candidate hash of the attempt it changes, or ""
+  std::string change;     // what changed against the parent, one line
+  double cost_usd = 0;    // LLM spend of the exchanges that produced it
+  int64_t tokens = 0;
+};
+
+// Tokens and money an agent spent so far (zero for agents that ask no model).
+struct AgentSpend {
+  int64_t requests = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double cost_usd = 0;
 };
 
 class Agent {
@@ -62,6 +98,10 @@ class Agent {
   // Fills `out` with up to ctx.max_candidates proposals; false with `err` on a failure that
   // should stop the run (e.g. the LLM budget is spent). An empty `out` means nothing new to try.
   virtual bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) = 0;
+  virtual AgentSpend Spent() const { return {}; }
+  // Whether the run should profile each new best for it (AttemptSummary::bottleneck): GPU time
+  // that only agents reading the analysis should cost.
+  virtual bool WantsProfiles() const { return false; }
 };
 
 }  // namespace forgek

@@ -122,6 +122,11 @@ std::vector<Hypothesis> HypothesesFromObservations(const std::vector<Observation
 // transaction. `observations` (optional) receives what was observed.
 bool AnalyzeAndRecord(Store& store, const OperatorSpec& op, const std::string& arch, const KernelProfile& profile,
                       std::vector<Observation>* observations, std::string* err);
+// AnalyzeKernel with the peaks of (arch, device) (ResolveHardware; `store` may be null) and the
+// operator's FLOPs peak; records nothing (a candidate's profile, shown to an agent).
+std::vector<Observation> AnalyzeProfile(Store* store, const KnowledgeBase& kb, const OperatorSpec& op,
+                                        const std::string& arch, const std::string& device,
+                                        const KernelProfile& profile);
 // The same with an explicit knowledge base and device name (for the roofline peaks).
 bool AnalyzeAndRecord(Store& store, const KnowledgeBase& kb, const OperatorSpec& op, const std::string& arch,
                       const std::string& device, const KernelProfile& profile,

@@ -42,7 +42,14 @@ struct LlmOptions {
   std::function<bool()> stop_requested;
   int max_in_flight = 4;             // requests sent at once
   // Conversation.
-  int max_repair_turns = 2;          // repair messages per conversation (format and evaluation feedback)
+  int max_repair_turns = 2;          // format repair messages per conversation (malformed replies)
+  int max_feedback_turns = 4;        // turns per conversation that report an evaluation (docs/llm-agent.md)
+  size_t conversation_tokens = 48000;  // estimated tokens a conversation may hold; older turns are dropped
+  int parents = 2;                   // parents shown in a fresh request (the first is the one to improve)
+  // Share of the run's attempts spent searching the families the model writes (params with lists
+  // of values), with the builtin search, before the model is asked again. 0: never tune.
+  double tune_share = 0.5;
+  uint64_t tune_seed = 1;
   int recent_attempts = 8;           // attempts of the run quoted in a propose prompt
   size_t max_feedback_chars = 6000;  // feedback quoted in a repair turn, cut beyond this
   // Any one piece of operator or run text put into a prompt (the description, the incumbent's
@@ -61,12 +68,7 @@ std::string ResolveLlmBaseUrl(const LlmOptions& opts);
 std::string ResolveLlmKeyEnv(const LlmOptions& opts);
 
 // Token and money spent so far.
-struct LlmSpend {
-  int64_t requests = 0;
-  int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
-  double cost_usd = 0;
-};
+using LlmSpend = AgentSpend;
 
 // One request and its response, as recorded for the store and for replay. Never holds the key:
 // request_headers carry it redacted, and the key's text is scrubbed from bodies and errors.
@@ -120,7 +122,8 @@ class LlmAgent : public Agent {
   ~LlmAgent() override;
   std::string Name() const override { return "llm"; }
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
-  LlmSpend Spent() const;
+  LlmSpend Spent() const override;
+  bool WantsProfiles() const override { return true; }
 
   struct Impl;
 
@@ -141,6 +144,8 @@ class ReplayAgent : public Agent {
   std::string Name() const override { return "replay"; }
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
   size_t Remaining() const;  // exchanges not yet replayed
+  LlmSpend Spent() const override;
+  bool WantsProfiles() const override { return true; }
 
  private:
   struct State;

@@ -63,6 +63,16 @@ struct ConfigComparison {
   double incumbent_sol_pct = 0, best_sol_pct = 0;
 };
 
+// One step of the best candidate's ancestry: the attempt, its parent, what changed, the effect.
+struct LineageStep {
+  int iteration = -1;         // 0-based attempt
+  int parent_iteration = -1;  // -1: no parent in this run (a fresh proposal)
+  std::string change;         // one line
+  std::string outcome;
+  double speedup = 0, parent_speedup = 0;  // geomean vs the incumbent
+  double cost_usd = 0;
+};
+
 // A stage of the run that lost its input and went on without it: the run's result holds, but it
 // was reached with less (no knowledge, no analysis of the incumbent, no retrieved decisions, ...).
 struct DegradedStage {
@@ -96,6 +106,12 @@ struct RunSummary {
   std::string seal_reason;    // why it was sealed, or why not
   double wall_s = 0;
   double candidates_per_minute = 0;
+  // What the agent spent asking a model (zero for the builtin agent), per attempt and per
+  // improvement (an attempt that raised the best so far).
+  AgentSpend spend;
+  int improvements = 0;
+  double cost_per_attempt = 0, cost_per_improvement = 0;
+  std::vector<LineageStep> lineage;  // the best candidate's ancestry, oldest first
 
   // The first attempt (1-based) whose best-so-far reaches `speedup`; -1 when never.
   int AttemptsToReach(double speedup) const;

@@ -92,6 +92,8 @@ struct AttemptRecord {
 struct TimedAttempt {
   std::string run_id;
   int iteration = 0;
+  std::string candidate_hash;
+  std::string outcome;          // faster | same | slower
   std::string family;
   std::string params_json = "{}";
   double geomean_speedup = 0;

@@ -1,14 +1,17 @@
 // The llm agent: conversations per proposal, parallel request rounds, repair turns, budget and records.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
+#include "agent/llm_parents.h"
 #include "agent/llm_session.h"
 #include "agent/prompt_builder.h"
 #include "agent/reply_parser.h"
@@ -57,11 +60,20 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
   }
   if (opts.max_in_flight < 1 || opts.max_retries < 0 || opts.max_repair_turns < 0 || opts.connect_timeout_s <= 0 ||
       opts.request_timeout_s <= 0 || opts.low_speed_bytes_per_s < 0 || opts.low_speed_time_s <= 0 ||
-      opts.max_response_bytes == 0 || opts.max_output_tokens < 1 ||
-      opts.retry_base_delay_s < 0 || opts.max_cost_usd < 0 || opts.max_tokens < 0) {
+      opts.max_response_bytes == 0 || opts.max_output_tokens < 1 || opts.retry_base_delay_s < 0 ||
+      opts.max_cost_usd < 0 || opts.max_tokens < 0 || opts.max_feedback_turns < 0 || opts.parents < 0 ||
+      opts.conversation_tokens == 0) {
     *err = "llm agent: an option is out of range (in-flight >= 1, retries/repairs/caps >= 0, timeouts and limits > 0)";
     return false;
   }
+  if (!(opts.tune_share >= 0 && opts.tune_share < 1)) {
+    *err = fmt::format("llm agent: --tune-share must be at least 0 and below 1, not {}", opts.tune_share);
+    return false;
+  }
+  BuiltinAgentOptions tune;
+  tune.seed = opts.tune_seed;
+  tune.prior_count = 0;
+  tuner_ = std::make_unique<BuiltinAgent>(tune);
   base_url = ResolveLlmBaseUrl(opts);
   if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0) {
     *err = "llm agent: base URL '" + base_url + "' must start with http:// or https://";
@@ -230,37 +242,192 @@ void LlmAgent::Impl::RunAll(const std::vector<Turn*>& turns) {
   for (auto& t : threads) t.join();
 }
 
+namespace {
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 160 ? line.substr(0, 157) + "..." : line;
+}
+
+// A tuning round as recorded: [{"family": key, "params": {...}, "rationale": text}, ...].
+std::string TunedToRecord(const std::vector<Proposal>& tuned) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Proposal& p : tuned) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [name, value] : p.params) params[name] = value;
+    j.push_back({{"family", p.family}, {"params", params}, {"rationale", p.rationale}});
+  }
+  return j.dump();
+}
+
+bool TunedFromRecord(const std::string& text, const std::vector<Candidate>& families, std::vector<Proposal>* out,
+                     std::string* err) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) {
+    *err = "replay: a recorded tuning round is not a JSON array";
+    return false;
+  }
+  for (const nlohmann::json& item : j) {
+    if (!item.is_object() || !item.contains("family") || !item["family"].is_string() || !item.contains("params") ||
+        !item["params"].is_object()) {
+      *err = "replay: a recorded tuning round has an entry without a family name and params";
+      return false;
+    }
+    std::string key = item["family"].get<std::string>();
+    auto family = std::find_if(families.begin(), families.end(), [&](const Candidate& f) { return f.path == key; });
+    if (family == families.end()) {
+      *err = "replay: the recorded tuning round names family " + key + ", which the replayed model did not write";
+      return false;
+    }
+    Proposal p;
+    p.candidate = *family;
+    p.family = key;
+    for (auto it = item["params"].begin(); it != item["params"].end(); ++it) {
+      if (!it.value().is_number_integer()) {
+        *err = "replay: param " + it.key() + " of a recorded tuning round is not an integer";
+        return false;
+      }
+      p.params[it.key()] = it.value().get<int64_t>();
+    }
+    if (item.contains("rationale") && item["rationale"].is_string()) p.rationale = item["rationale"].get<std::string>();
+    out->push_back(std::move(p));
+  }
+  return true;
+}
+
+size_t ConversationChars(const LlmConversation& c) {
+  size_t n = c.system.size();
+  for (const LlmMessage& m : c.messages) n += m.content.size();
+  return n;
+}
+
+}  // namespace
+
+void LlmAgent::Impl::AppendUserTurn(LlmConversationState* state, std::string text) const {
+  auto& messages = state->conv.messages;
+  // About four characters make a token. The first request (the task) and the latest reply stay.
+  int dropped = 0;
+  while (messages.size() >= 3 && (ConversationChars(state->conv) + text.size()) / 4 > opts.conversation_tokens) {
+    messages.erase(messages.begin() + 1, messages.begin() + 3);
+    dropped += 2;
+  }
+  if (dropped > 0) {
+    std::string note = fmt::format("({} earlier messages of this conversation were dropped to stay within its token "
+                                   "budget. Your proposals so far:",
+                                   dropped);
+    for (const std::string& line : state->log) note += "\n- " + line;
+    text = note + ")\n\n" + text;
+  }
+  messages.push_back({"user", std::move(text)});
+}
+
+bool LlmAgent::Impl::ProposeTuned(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
+  if (opts.tune_share <= 0 || invented_.empty()) return true;
+  int tuned = 0;
+  for (const AttemptSummary& a : ctx.history) tuned += tuned_.count(a.candidate_hash) ? 1 : 0;
+  // Tuned attempts are kept at tune_share of all: n more keep (tuned + n) <= s * (total + n).
+  double s = opts.tune_share, total = static_cast<double>(ctx.history.size());
+  int slots = static_cast<int>(std::floor((s * total - tuned) / (1 - s) + 1e-9));
+  slots = std::min(slots, ctx.max_candidates);
+  if (slots <= 0) return true;
+  ProposalContext tune_ctx;
+  tune_ctx.op = ctx.op;
+  tune_ctx.arch = ctx.arch;
+  tune_ctx.hardware = ctx.hardware;
+  tune_ctx.history = ctx.history;
+  tune_ctx.families = invented_;
+  tune_ctx.max_candidates = slots;
+  LlmExchange recorded;
+  if (recorded_tune && recorded_tune(&recorded)) {
+    if (!TunedFromRecord(recorded.response_body, invented_, out, err)) return false;
+  } else if (!tuner_->Propose(tune_ctx, out, err)) {
+    return false;
+  }
+  if (recorder && !out->empty()) {
+    // The round is recorded among the exchanges (no request, no cost) for replay.
+    LlmExchange x;
+    x.provider = LlmProviderName(opts.provider);
+    x.model = opts.model;
+    x.purpose = "tune";
+    x.status = 200;
+    x.response_body = TunedToRecord(*out);
+    x.started_unix_ms = x.finished_unix_ms = NowUnixMs();
+    recorder->Record(x);
+  }
+  for (Proposal& p : *out) {
+    // The parent is the family's best instance so far (its first when none was timed).
+    const AttemptSummary* parent = nullptr;
+    for (const AttemptSummary& a : ctx.history) {
+      if (a.family != p.family) continue;
+      if (!parent || (OutcomeTimed(a.outcome) && a.geomean_speedup > parent->geomean_speedup)) parent = &a;
+    }
+    if (parent) p.parent = parent->candidate_hash;
+    p.rationale = "search of the model's family: " + p.rationale;
+    p.change = p.rationale;
+    tuned_.insert(CandidateHash(p.candidate.source, p.params));
+  }
+  if (!out->empty()) spdlog::info("llm: {} instance(s) of the model's families from the search", out->size());
+  return true;
+}
+
 bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
   out->clear();
   if (!ctx.op) {
     *err = "llm agent: the proposal context has no operator";
     return false;
   }
-  std::vector<std::unique_ptr<Turn>> turns;
-  std::set<const LlmConversationState*> repairing;
+  // The search tunes the model's families first, while their share of the run is below tune_share.
+  if (!ProposeTuned(ctx, out, err)) return false;
+  if (!out->empty()) return true;
 
-  // Conversations whose last proposal failed continue with the feedback.
+  std::vector<std::unique_ptr<Turn>> turns;
+
+  // Conversations whose proposal was evaluated hear what happened: failures first (they need a
+  // fix), then the fastest; a slot stays free for a fresh conversation when the batch has two.
+  struct Continuation {
+    const AttemptSummary* attempt;
+    std::shared_ptr<LlmConversationState> state;
+  };
+  std::vector<Continuation> continuations;
   for (const AttemptSummary& attempt : ctx.history) {
     if (!seen_attempts_.insert(attempt.candidate_hash).second) continue;
     auto it = conversation_of_.find(attempt.candidate_hash);
-    if (it == conversation_of_.end() || !NeedsRepair(attempt.outcome)) continue;
-    auto state = it->second;
-    if (state->repairs >= opts.max_repair_turns || static_cast<int>(turns.size()) >= ctx.max_candidates ||
-        !repairing.insert(state.get()).second) {
-      continue;
-    }
+    if (it == conversation_of_.end() || !(NeedsRepair(attempt.outcome) || OutcomeTimed(attempt.outcome))) continue;
+    it->second->log.push_back(fmt::format("attempt {}: {}{}", attempt.iteration, OutcomeName(attempt.outcome),
+                                          OutcomeTimed(attempt.outcome)
+                                              ? fmt::format(" {:.3f}x", attempt.geomean_speedup)
+                                              : std::string()));
+    if (it->second->feedback_turns >= opts.max_feedback_turns) continue;
+    continuations.push_back({&attempt, it->second});
+  }
+  std::stable_sort(continuations.begin(), continuations.end(), [](const Continuation& x, const Continuation& y) {
+    bool fx = NeedsRepair(x.attempt->outcome), fy = NeedsRepair(y.attempt->outcome);
+    if (fx != fy) return fx;
+    return x.attempt->geomean_speedup > y.attempt->geomean_speedup;
+  });
+  const int continue_slots = ctx.max_candidates > 1 ? ctx.max_candidates - 1 : 1;
+  std::set<const LlmConversationState*> continuing;
+  for (const Continuation& c : continuations) {
+    if (static_cast<int>(turns.size()) >= continue_slots || !continuing.insert(c.state.get()).second) continue;
+    const bool failed = NeedsRepair(c.attempt->outcome);
     std::string text;
-    if (!prompts.Render("repair.md", RepairVariables(attempt, opts), &text, err)) return false;
-    state->conv.messages.push_back({"user", text});
-    state->repairs++;
-    turns.push_back(std::make_unique<Turn>(Turn{state, "repair"}));
+    if (failed ? !prompts.Render("repair.md", RepairVariables(*c.attempt, opts), &text, err)
+               : !prompts.Render("feedback.md", FeedbackVariables(*c.attempt, ctx, opts), &text, err))
+      return false;
+    AppendUserTurn(c.state.get(), std::move(text));
+    c.state->feedback_turns++;
+    c.state->parent = c.attempt->candidate_hash;
+    turns.push_back(std::make_unique<Turn>(Turn{c.state, failed ? "repair" : "feedback"}));
   }
 
-  // Fresh conversations fill the remaining slots.
+  // Fresh conversations fill the remaining slots, each with parents chosen by the rule.
+  std::vector<ParentProgram> population = ParentPopulation(ctx);
   int fresh = std::max(0, ctx.max_candidates - static_cast<int>(turns.size()));
   for (int i = 0; i < fresh; ++i) {
-    TemplateVars vars = ProposeVariables(ctx, opts, prompts, i + 1, fresh);
+    ParentChoice choice = ChooseParents(population, fresh_conversations_++, opts.parents);
+    TemplateVars vars = ProposeVariables(ctx, opts, prompts, i + 1, fresh, choice);
     auto state = std::make_shared<LlmConversationState>();
+    if (!choice.new_architecture && !choice.parents.empty()) state->parent = choice.parents.front()->hash;
     std::string text;
     if (!prompts.Render("system.md", vars, &state->conv.system, err) || !prompts.Render("propose.md", vars, &text, err)) {
       return false;
@@ -285,6 +452,8 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
         spdlog::debug("llm: {} exchange: status {}, {} + {} tokens, ${:.4f}, {:.2f} s", t->purpose,
                       t->exchange.status, t->exchange.input_tokens, t->exchange.output_tokens, t->exchange.cost_usd,
                       t->exchange.latency_s);
+        t->state->pending_cost += t->exchange.cost_usd;
+        t->state->pending_tokens += t->exchange.input_tokens + t->exchange.output_tokens;
       }
       if (!t->ok) {
         spdlog::warn("llm: {}", t->error);
@@ -300,6 +469,20 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
         std::string hash = CandidateHash(proposal.candidate.source, proposal.params);
         if (tried.insert(hash).second) {
           conversation_of_[hash] = state;
+          proposal.parent = state->parent;
+          proposal.change = FirstLine(proposal.rationale);
+          proposal.cost_usd = state->pending_cost;
+          proposal.tokens = state->pending_tokens;
+          state->pending_cost = 0;
+          state->pending_tokens = 0;
+          if (!proposal.family.empty() &&
+              std::none_of(invented_.begin(), invented_.end(),
+                           [&](const Candidate& f) { return f.path == proposal.family; })) {
+            Candidate family = proposal.candidate;
+            family.path = proposal.family;
+            invented_.push_back(std::move(family));
+            spdlog::info("llm: the model wrote family {}; the search tunes it", proposal.family);
+          }
           out->push_back(std::move(proposal));
           continue;
         }
@@ -317,7 +500,7 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
       }
       std::string text;
       if (!prompts.Render("format_repair.md", FormatRepairVariables(problem, opts), &text, err)) return false;
-      state->conv.messages.push_back({"user", text});
+      AppendUserTurn(state.get(), std::move(text));
       state->repairs++;
       turns.push_back(std::make_unique<Turn>(Turn{state, "format_repair"}));
       next.push_back(turns.back().get());

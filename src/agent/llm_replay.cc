@@ -43,8 +43,21 @@ std::unique_ptr<ReplayAgent> ReplayAgent::Create(const LlmOptions& opts, std::ve
 
   auto state = std::make_shared<State>();
   state->exchanges = std::move(exchanges);
+  impl->recorded_tune = [state](LlmExchange* x) {
+    if (state->next >= state->exchanges.size() || state->exchanges[state->next].purpose != "tune") {
+      spdlog::warn("replay: the recording holds no tuning round here; the search proposes instead");
+      return false;
+    }
+    *x = state->exchanges[state->next++];
+    return true;
+  };
   impl->send = [state](const HttpRequest& req) {
     HttpOutcome o;
+    while (state->next < state->exchanges.size() && state->exchanges[state->next].purpose == "tune") {
+      spdlog::warn("replay: recorded tuning round {} skipped (the replayed run asked the model instead)",
+                   state->next + 1);
+      ++state->next;
+    }
     if (state->next >= state->exchanges.size()) {
       o.failure = HttpFailure::other;
       o.error = "replay: the recording holds no more exchanges (" + std::to_string(state->exchanges.size()) +
@@ -72,6 +85,8 @@ std::unique_ptr<ReplayAgent> ReplayAgent::Create(const LlmOptions& opts, std::ve
 bool ReplayAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
   return impl_->Propose(ctx, out, err);
 }
+
+LlmSpend ReplayAgent::Spent() const { return impl_->Spent(); }
 
 size_t ReplayAgent::Remaining() const { return state_->exchanges.size() - state_->next; }
 

@@ -12,15 +12,21 @@
 #include "agent/llm_prices.h"
 #include "agent/llm_provider.h"
 #include "agent/prompt_template.h"
+#include "forgek/builtin_agent.h"
 #include "forgek/http.h"
 #include "forgek/llm.h"
 
 namespace forgek {
 
-// One conversation, which produced one proposal at a time; repaired with feedback.
+// One conversation, which produces one proposal at a time and hears how each one did.
 struct LlmConversationState {
   LlmConversation conv;
-  int repairs = 0;  // repair messages sent so far (format and evaluation feedback)
+  int repairs = 0;          // format repair messages sent so far (malformed replies)
+  int feedback_turns = 0;   // evaluation reports sent so far
+  std::string parent;       // candidate hash the next proposal changes ("" for none)
+  std::vector<std::string> log;  // one line per evaluated proposal, for the note on dropped turns
+  double pending_cost = 0;  // spent since the conversation's last proposal
+  int64_t pending_tokens = 0;
 };
 
 // Sends one request, retries included (HTTP for the llm agent, a recording for replay).
@@ -36,6 +42,9 @@ struct LlmAgent::Impl {
   PriceTable prices;
   ExchangeRecorder* recorder = nullptr;
   LlmSend send;
+  // Replay only: takes the next recorded exchange when it is a tuning round ("tune"), so that a
+  // replayed run proposes the recorded instances whatever the search would pick from new times.
+  std::function<bool(LlmExchange*)> recorded_tune;
 
   // Checks options, loads prompts and prices, and (when `need_key`) reads the key.
   bool Init(const LlmOptions& options, ExchangeRecorder* rec, bool need_key, std::string* err);
@@ -44,6 +53,12 @@ struct LlmAgent::Impl {
 
  private:
   struct Turn;
+  // Instances of the families the model wrote, searched by the builtin search while the run's
+  // share of tuned attempts is below opts.tune_share; false with `err` on a search failure.
+  bool ProposeTuned(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err);
+  // Appends `text` as the next user message, first dropping the oldest exchanges (and saying so)
+  // when the conversation would exceed opts.conversation_tokens.
+  void AppendUserTurn(LlmConversationState* state, std::string text) const;
   bool BudgetAllows(std::string* err) const;
   void RunTurn(Turn* turn);
   void RunAll(const std::vector<Turn*>& turns);
@@ -53,6 +68,10 @@ struct LlmAgent::Impl {
   LlmSpend spent_;
   std::map<std::string, std::shared_ptr<LlmConversationState>> conversation_of_;  // by candidate hash
   std::set<std::string> seen_attempts_;  // attempts whose feedback was already handled
+  int fresh_conversations_ = 0;          // counts the parent rule's requests (llm_parents.h)
+  std::vector<Candidate> invented_;      // families the model wrote, path = family key
+  std::set<std::string> tuned_;          // candidate hashes the search proposed
+  std::unique_ptr<BuiltinAgent> tuner_;
 };
 
 }  // namespace forgek

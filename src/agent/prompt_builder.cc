@@ -16,10 +16,6 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 
 std::string OrNone(const std::string& text) { return text.empty() ? "(none)" : text; }
 
-std::string Cut(const std::string& text, size_t max_chars) {
-  if (text.size() <= max_chars) return text;
-  return text.substr(0, max_chars) + "\n[... cut: " + std::to_string(text.size() - max_chars) + " more characters]";
-}
 
 std::string TensorLines(const OperatorSpec& op) {
   std::vector<std::string> lines;
@@ -73,12 +69,6 @@ std::string FirstLines(const std::string& text, size_t max_chars) {
   return text.size() > max_chars ? one + " ..." : one;
 }
 
-// "BM=128, STAGES=4": a family instance's params as a prompt shows them.
-std::string ParamsText(const ParamAssignment& params) {
-  std::vector<std::string> parts;
-  for (const auto& [name, v] : params) parts.push_back(fmt::format("{}={}", name, v));
-  return Join(parts, ", ");
-}
 
 std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent) {
   std::vector<std::string> lines;
@@ -113,8 +103,19 @@ std::string IncumbentText(const ProposalContext& ctx) {
 
 }  // namespace
 
+std::string CutText(const std::string& text, size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  return text.substr(0, max_chars) + "\n[... cut: " + std::to_string(text.size() - max_chars) + " more characters]";
+}
+
+std::string ParamsText(const ParamAssignment& params) {
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : params) parts.push_back(fmt::format("{}={}", name, v));
+  return Join(parts, ", ");
+}
+
 TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts, const PromptTemplates& prompts,
-                              int variant, int variants) {
+                              int variant, int variants, const ParentChoice& parents) {
   const OperatorSpec& op = *ctx.op;
   TemplateVars v;
   v["operator_name"] = op.name;
@@ -138,15 +139,17 @@ TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts
     if (name != "candidate_format") value = Cut(value, opts.max_prompt_field_chars);
   v["variant"] = std::to_string(variant);
   v["variants"] = std::to_string(variants);
+  v["parents"] = ParentsText(parents, opts);
+  v["task"] = TaskText(parents);
   return v;
 }
 
 TemplateVars RepairVariables(const AttemptSummary& attempt, const LlmOptions& opts) {
-  return {{"outcome", OutcomeName(attempt.outcome)}, {"feedback", Cut(attempt.feedback, opts.max_feedback_chars)}};
+  return {{"outcome", OutcomeName(attempt.outcome)}, {"feedback", CutText(attempt.feedback, opts.max_feedback_chars)}};
 }
 
 TemplateVars FormatRepairVariables(const std::string& problem, const LlmOptions& opts) {
-  return {{"problem", Cut(problem, opts.max_feedback_chars)}};
+  return {{"problem", CutText(problem, opts.max_feedback_chars)}};
 }
 
 }  // namespace forgek

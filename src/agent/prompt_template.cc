@@ -56,7 +56,7 @@ bool RenderTemplate(const std::string& file, const std::string& text, const Temp
 
 bool PromptTemplates::Load(const std::string& dir, std::string* err) {
   std::map<std::string, std::string> texts;
-  for (const char* name : {"system.md", "propose.md", "repair.md", "format_repair.md", "candidate_format.md"}) {
+  for (const char* name : {"system.md", "propose.md", "repair.md", "feedback.md", "format_repair.md", "candidate_format.md"}) {
     std::string path = dir + "/" + name;
     std::ifstream in(path, std::ios::binary);
     if (!in) {

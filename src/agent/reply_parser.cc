@@ -5,6 +5,9 @@
 #include <cctype>
 #include <sstream>
 
+#include "forgek/family_space.h"
+#include "forgek/hash.h"
+
 namespace forgek {
 namespace {
 
@@ -146,11 +149,32 @@ bool ParseReplyCandidate(const std::string& reply, const OperatorSpec& op, Propo
   candidate.path.clear();
 
   ParamAssignment params;
+  bool family = false;
   for (const auto& p : candidate.manifest.params) {
     if (!p.values.empty()) params[p.name] = p.values.front();
+    family = family || p.values.size() > 1;
+  }
+  if (family) {
+    // A family: its first instance is the listed first values when they are valid for every
+    // config (a seal must serve them all with one assignment), else a valid draw; the run's
+    // search tunes the rest.
+    FamilySpace space(candidate, op);
+    std::string why;
+    if (!space.Valid(params, &why)) {
+      Rng rng(1);
+      if (!space.Sample(rng, &params)) {
+        *problem = "no instance of the family (params with lists of values) satisfies its constraints for every "
+                   "config (" + why + ")";
+        return false;
+      }
+    }
+    std::string name;
+    for (char c : candidate.manifest.name) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '-';
+    out->family = std::string(kInventedFamilyPrefix) + (name.empty() ? "family" : name) + "-" +
+                  Sha256Hex(code).substr(0, 8) + ".cu";
   }
   std::string why;
-  bool any_config = op.configs.empty();
+  bool any_config = op.configs.empty() || family;
   for (const auto& config : op.configs) {
     std::string config_why;
     if (ConstraintsHold(candidate.manifest, params, config.values, &config_why)) {
@@ -167,7 +191,7 @@ bool ParseReplyCandidate(const std::string& reply, const OperatorSpec& op, Propo
   constexpr size_t kMaxRationale = 2000;
   out->candidate = std::move(candidate);
   out->params = std::move(params);
-  out->family.clear();
+  if (!family) out->family.clear();
   out->rationale = prose.size() > kMaxRationale ? prose.substr(0, kMaxRationale) + " ..." : prose;
   return true;
 }

@@ -23,9 +23,10 @@ std::vector<FencedBlock> FencedBlocks(const std::string& text, bool* unclosed);
 // the reply without its code blocks. False with a message meant for the model otherwise.
 bool ExtractCandidateCode(const std::string& reply, std::string* code, std::string* prose, std::string* problem);
 
-// ExtractCandidateCode, then ParseCandidate and ValidateCandidate against `op`; params take their
-// (first) values and must satisfy the constraints under at least one config. On failure `problem`
-// says what to fix, with line numbers in the code block.
+// ExtractCandidateCode, then ParseCandidate and ValidateCandidate against `op`. A fixed-value
+// candidate must satisfy its constraints under at least one config. A family (some param lists
+// several values) gets `family` = "llm/<name>-<sha8>.cu" and its first instance valid for every
+// config as `params`. On failure `problem` says what to fix, with line numbers in the code block.
 bool ParseReplyCandidate(const std::string& reply, const OperatorSpec& op, Proposal* out, std::string* problem);
 
 }  // namespace forgek

@@ -52,6 +52,7 @@ struct RunArgs {
   double max_cost = 0;
   int64_t max_tokens = 0;
   LlmOptions http;  // the transport fields only: --http-*
+  double tune_share = LlmOptions{}.tune_share;
 };
 
 // When the run's --time budget ends; empty until the run starts, or without a time budget.
@@ -156,6 +157,8 @@ std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRec
     o.low_speed_time_s = a.http.low_speed_time_s;
     o.deadline = [run_end] { return *run_end; };
     o.stop_requested = [] { return g_interrupts.load() > 0; };
+    o.tune_share = a.tune_share;
+    o.tune_seed = a.seed;
     if (a.agent == "llm" && a.model.empty()) throw UsageError("--agent llm needs --model");
     if (a.agent == "replay" && a.from.empty())
       throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
@@ -328,6 +331,11 @@ void set_run_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--http-low-speed-time", a->http.low_speed_time_s,
                   "Seconds over which --http-low-speed is averaged")
       ->check(FinitePositive())
+      ->capture_default_str();
+  cmd->add_option("--tune-share", a->tune_share,
+                  "Share of the attempts spent searching the families the LLM writes before it is asked again "
+                  "(0: none; below 1)")
+      ->check(CLI::Range(0.0, 0.99))
       ->capture_default_str();
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }

@@ -60,6 +60,15 @@ std::vector<Hypothesis> HypothesesFromObservations(const std::vector<Observation
   return out;
 }
 
+std::vector<Observation> AnalyzeProfile(Store* store, const KnowledgeBase& kb, const OperatorSpec& op,
+                                        const std::string& arch, const std::string& device,
+                                        const KernelProfile& profile) {
+  HardwareSpec hw;
+  std::string why;
+  bool have_hw = ResolveHardware(store, kb, arch, device, &hw, &why);
+  return AnalyzeKernel(profile, op.name, arch, have_hw ? &hw : nullptr, kb, FlopsPeakKey(op));
+}
+
 bool AnalyzeAndRecord(Store& store, const KnowledgeBase& kb, const OperatorSpec& op, const std::string& arch,
                       const std::string& device, const KernelProfile& profile, std::vector<Observation>* observations,
                       std::string* err) {

@@ -209,10 +209,11 @@ bool Store::ListTimedAttempts(const std::string& operator_name, const std::strin
   // One query: the best `limit` attempts joined with their measurements, attempt by attempt.
   sql::Stmt s(db_,
               "SELECT t.id, t.run_id, t.iteration, t.family, t.params_json, t.geomean_speedup, m.config, m.correct, "
-              "m.rel_l2, m.max_abs, m.candidate_us, m.incumbent_us, m.rel_noise, m.speedup, m.sol_pct FROM ("
-              "SELECT a.id, a.run_id, a.iteration, c.family, c.params_json, a.geomean_speedup, a.created_at "
-              "FROM attempts a JOIN runs r ON r.id = a.run_id JOIN candidates c ON c.hash = a.candidate_hash "
-              "WHERE r.operator_name = ? AND r.arch = ? AND a.outcome IN ('faster', 'slower') AND c.family != '' "
+              "m.rel_l2, m.max_abs, m.candidate_us, m.incumbent_us, m.rel_noise, m.speedup, m.sol_pct, t.hash, "
+              "t.outcome FROM ("
+              "SELECT a.id, a.run_id, a.iteration, c.family, c.params_json, a.geomean_speedup, a.created_at, c.hash, "
+              "a.outcome FROM attempts a JOIN runs r ON r.id = a.run_id JOIN candidates c ON c.hash = a.candidate_hash "
+              "WHERE r.operator_name = ? AND r.arch = ? AND a.outcome IN ('faster', 'same', 'slower') "
               "ORDER BY a.geomean_speedup DESC, a.created_at, a.id LIMIT ?) t "
               "LEFT JOIN attempt_measurements m ON m.attempt_id = t.id "
               "ORDER BY t.geomean_speedup DESC, t.created_at, t.id, m.config");
@@ -231,6 +232,8 @@ bool Store::ListTimedAttempts(const std::string& operator_name, const std::strin
       a.family = s.Text(3);
       a.params_json = s.Text(4);
       a.geomean_speedup = s.Real(5);
+      a.candidate_hash = s.Text(15);
+      a.outcome = s.Text(16);
       out->push_back(std::move(a));
     }
     if (!s.IsNull(6))

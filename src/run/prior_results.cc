@@ -24,7 +24,7 @@ std::vector<PriorResult> RankPriorResults(const OperatorSpec& op, const std::vec
 
   std::map<std::string, PriorResult> best;  // by family + params: one entry per distinct instance
   for (const TimedAttempt& a : past) {
-    if (a.run_id == exclude_run || a.family.empty()) continue;
+    if (a.run_id == exclude_run) continue;
     std::vector<double> sol_pcts;
     std::string configs;
     for (const AttemptMeasurement& m : a.measurements) {
@@ -37,6 +37,8 @@ std::vector<PriorResult> RankPriorResults(const OperatorSpec& op, const std::vec
     if (sol_pcts.empty()) continue;
     PriorResult r;
     r.family = a.family;
+    r.candidate_hash = a.candidate_hash;
+    r.geomean_speedup = a.geomean_speedup;
     std::string perr;
     if (!ParseParamsJson(a.params_json, &r.params, &perr)) continue;
     r.sol_pct = Geomean(sol_pcts);
@@ -44,7 +46,8 @@ std::vector<PriorResult> RankPriorResults(const OperatorSpec& op, const std::vec
     std::snprintf(text, sizeof text, ": %.1f%% SOL, %.3fx its incumbent", r.sol_pct, a.geomean_speedup);
     r.source = "attempt " + std::to_string(a.iteration + 1) + " of run " + a.run_id.substr(0, 8) + " on " + configs +
                text;
-    std::string key = a.family + " " + a.params_json;
+    // A free-form candidate is its own source: one entry per candidate.
+    std::string key = a.family.empty() ? "hash " + a.candidate_hash : a.family + " " + a.params_json;
     auto it = best.find(key);
     if (it == best.end() || it->second.sol_pct < r.sol_pct) best[key] = std::move(r);
   }
@@ -64,6 +67,14 @@ bool LoadPriorResults(Store& store, const OperatorSpec& op, const std::string& a
   std::vector<TimedAttempt> past;
   if (!store.ListTimedAttempts(op.name, arch, 400, &past, err)) return false;
   *out = RankPriorResults(op, run_configs, past, exclude_run, limit);
+  // The sources, for agents that rewrite code rather than instantiate families.
+  for (PriorResult& r : *out) {
+    CandidateRecord cand;
+    bool found = false;
+    if (r.candidate_hash.empty()) continue;
+    if (!store.GetCandidate(r.candidate_hash, &cand, &found, err)) return false;
+    if (found) r.kernel_source = cand.source;
+  }
   return true;
 }
 

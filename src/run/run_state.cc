@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -217,6 +218,20 @@ bool RunState::Begin(std::string* err) {
       spdlog::info("{} results of earlier runs to start from; best: {} {}", prior_results_.size(),
                    prior_results_[0].family, prior_results_[0].source);
   }
+  if (services_.store) {
+    // Families a model wrote that won in earlier runs are searched like the operator's own.
+    std::vector<Candidate> invented;
+    std::string ferr;
+    if (!LoadInventedFamilies(*services_.store, op_, opts_.arch, kInventedFamilies, &invented, &ferr)) {
+      Degrade("families", "families a model wrote in earlier runs not loaded: " + ferr);
+    } else {
+      for (Candidate& f : invented) {
+        spdlog::info("family {} (written by a model in an earlier run, won there) is searched too", f.path);
+        families_.push_back(std::move(f));
+      }
+    }
+  }
+  for (size_t i = 0; i < history_.size(); ++i) iteration_of_.emplace(history_[i].candidate_hash, static_cast<int>(i));
   if (services_.run_started && !run_id_.empty()) services_.run_started(run_id_);
   return true;
 }
@@ -443,7 +458,7 @@ void RunState::SummarizeLearned() {
 
 RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileResult& compiled,
                                                Evaluator* evaluator) const {
-  Evaluated e{p, compiled, EvalResult{}, false};
+  Evaluated e{p, compiled, EvalResult{}, false, evaluator};
   if (!compiled.ok || opts_.compile_only || !evaluator) return e;
   EvalRequest req;
   req.op = &op_;
@@ -475,6 +490,12 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
   a.candidate_hash = CandidateHash(p.candidate.source, p.params);
   a.family = FamilyOf(p);
   a.params = p.params;
+  a.source = p.candidate.source;
+  a.mechanisms = p.candidate.manifest.mechanisms;
+  a.parent = p.parent;
+  a.change = p.change;
+  a.cost_usd = p.cost_usd;
+  a.tokens = p.tokens;
   if (!compiled.ok) {
     a.outcome = Outcome::compile_error;
     a.feedback = compiled.timed_out ? "compile timed out: " + compiled.Summary() : compiled.Summary();
@@ -487,6 +508,13 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     a.outcome = result.outcome;
     a.feedback = result.detail;
     a.geomean_speedup = Timed(result.outcome) ? result.geomean_speedup : 0;
+    if (Timed(result.outcome)) {
+      for (const ConfigResult& c : result.configs) {
+        ConfigTime t{c.config, c.candidate.median_us, c.incumbent.median_us, c.sol_pct,
+                     DirectionName(CompareConfig(c).direction)};
+        a.configs.push_back(std::move(t));
+      }
+    }
     const bool new_best = Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
     if (new_best || result.outcome == Outcome::faster) {
       KernelUnderTest kernel;
@@ -494,6 +522,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
+      if (new_best) a.bottleneck = ProfileCandidate(e.evaluator, kernel, a.candidate_hash);
       Best candidate{p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
       if (new_best) {
         have_best_ = true;
@@ -508,6 +537,8 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
 
   double best = have_best_ ? best_.result.geomean_speedup : 0;
   since_best_ = (have_best_ && best_.iteration == a.iteration) ? 0 : since_best_ + 1;
+  if (have_best_ && best_.iteration == a.iteration) ++summary_->improvements;
+  iteration_of_.emplace(a.candidate_hash, a.iteration);
   ++attempts_this_run_;
   ++summary_->attempts;
   ++summary_->outcomes[OutcomeName(a.outcome)];
@@ -669,6 +700,53 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   return true;
 }
 
+std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {
+  if (!evaluator || opts_.compile_only || !services_.agent->WantsProfiles()) return "";
+  ProfileRequest req;
+  req.op = &op_;
+  req.kernel = kernel;
+  req.configs = opts_.configs;
+  std::vector<KernelProfile> profiles;
+  std::string err;
+  if (!evaluator->Profile(req, &profiles, &err)) {
+    spdlog::warn("new best {} not profiled: {}", hash.substr(0, 8), err);
+    return "";
+  }
+  std::vector<Observation> all;
+  for (KernelProfile& prof : profiles) {
+    prof.label = "candidate:" + hash;
+    std::vector<Observation> obs = AnalyzeProfile(services_.store, kb_, op_, opts_.arch, device_, prof);
+    all.insert(all.end(), obs.begin(), obs.end());
+  }
+  return RenderObservations(all);
+}
+
+void RunState::FillSpendAndLineage() {
+  summary_->spend = services_.agent->Spent();
+  summary_->cost_per_attempt = summary_->attempts ? summary_->spend.cost_usd / summary_->attempts : 0;
+  summary_->cost_per_improvement = summary_->improvements ? summary_->spend.cost_usd / summary_->improvements : 0;
+  summary_->lineage.clear();
+  if (!have_best_) return;
+  // From the best back through its parents (within this run), then oldest first.
+  std::set<int> visited;
+  int at = best_.iteration;
+  while (at >= 0 && at < static_cast<int>(history_.size()) && visited.insert(at).second) {
+    const AttemptSummary& a = history_[at];
+    LineageStep step;
+    step.iteration = at;
+    auto parent = a.parent.empty() ? iteration_of_.end() : iteration_of_.find(a.parent);
+    step.parent_iteration = parent == iteration_of_.end() ? -1 : parent->second;
+    step.change = a.change;
+    step.outcome = OutcomeName(a.outcome);
+    step.speedup = a.geomean_speedup;
+    if (step.parent_iteration >= 0) step.parent_speedup = history_[step.parent_iteration].geomean_speedup;
+    step.cost_usd = a.cost_usd;
+    summary_->lineage.push_back(std::move(step));
+    at = summary_->lineage.back().parent_iteration;
+  }
+  std::reverse(summary_->lineage.begin(), summary_->lineage.end());
+}
+
 void RunState::FillBest() {
   if (!have_best_) return;
   summary_->best_speedup = best_.result.geomean_speedup;
@@ -686,11 +764,25 @@ bool RunState::CloseRun(const std::string& status, std::string* err) {
                       {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
                       {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
   if (!summary_->error.empty()) j["error"] = summary_->error;
+  if (summary_->spend.requests > 0) {
+    nlohmann::json per_attempt = nlohmann::json::array();
+    for (const AttemptSummary& a : history_)
+      per_attempt.push_back({{"iteration", a.iteration}, {"tokens", a.tokens}, {"cost_usd", a.cost_usd}});
+    j["llm"] = {{"requests", summary_->spend.requests},
+                {"input_tokens", summary_->spend.input_tokens},
+                {"output_tokens", summary_->spend.output_tokens},
+                {"cost_usd", summary_->spend.cost_usd},
+                {"cost_per_attempt", summary_->cost_per_attempt},
+                {"improvements", summary_->improvements},
+                {"cost_per_improvement", summary_->cost_per_improvement},
+                {"attempts", per_attempt}};
+  }
   return services_.store->FinishRun(run_id_, status, j.dump(), err);
 }
 
 bool RunState::Finish(std::string* err) {
   if (summary_->stop_reason.empty()) summary_->stop_reason = "iterations";
+  FillSpendAndLineage();
   FillBest();
   if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
       summary_->stop_reason != "interrupted") {
@@ -715,6 +807,7 @@ bool RunState::Fail(const std::string& reason, std::string* err) {
   summary_->stop_reason = "error";
   summary_->error = reason;
   FillBest();
+  FillSpendAndLineage();
   if (summary_->seal_id.empty()) summary_->seal_reason = "not sealed: the run failed";
   if (CloseRun("failed", err)) return true;
   summary_->status = "running";

@@ -8,8 +8,9 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "seal/incumbent.h"
+#include "run/invented_families.h"
 #include "run/prior_results.h"
+#include "seal/incumbent.h"
 
 namespace forgek {
 
@@ -30,6 +31,7 @@ class RunState {
     CompileResult compiled;
     EvalResult result;
     bool evaluated = false;
+    Evaluator* evaluator = nullptr;  // the GPU it was evaluated on (free again when it commits)
   };
   // Evaluates one compiled proposal against the incumbent on `evaluator`. Touches no state of
   // the run: several GPUs evaluate at once, each timing candidate and incumbent on itself.
@@ -75,6 +77,9 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  void FillSpendAndLineage();
+  // Profiles a new best on `evaluator` and renders what the analysis observes; "" when it cannot.
+  std::string ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash);
   void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;
   void FillBest();
   bool CloseRun(const std::string& status, std::string* err);
@@ -99,6 +104,8 @@ class RunState {
   std::string device_, driver_;
   std::string run_id_;
   std::vector<AttemptSummary> history_;
+  std::map<std::string, int> iteration_of_;  // candidate hash -> its first attempt in this run
+  static constexpr size_t kInventedFamilies = 4;
   std::vector<std::string> regimes_;  // shape regimes of the configs this run serves
   bool retrieval_logged_ = false;
   std::map<std::string, std::vector<TimedInstance>> timed_;  // family -> timed attempts of this run

@@ -46,6 +46,24 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
       out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%\n", c.config.c_str(), c.incumbent_us,
                     c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct);
   }
+  if (!s.lineage.empty()) {
+    out += "lineage of the best (attempt: parent -> child, what changed, the effect):\n";
+    for (const LineageStep& l : s.lineage) {
+      std::string from = l.parent_iteration < 0 ? std::string("new") : Printf("attempt %d (%.3fx)", l.parent_iteration, l.parent_speedup);
+      std::string change = l.change.empty() ? "" : ": " + l.change;
+      if (change.size() > 160) change = change.substr(0, 157) + "...";
+      out += Printf("  %s -> attempt %d %s %.3fx", from.c_str(), l.iteration, l.outcome.c_str(), l.speedup);
+      if (l.parent_iteration >= 0 && l.parent_speedup > 0) out += Printf(" (%+.1f%%)", 100.0 * (l.speedup / l.parent_speedup - 1));
+      out += change + "\n";
+    }
+  }
+  if (s.spend.requests > 0) {
+    out += Printf("llm: %lld requests, %lld + %lld tokens, $%.4f; $%.4f per attempt, ", static_cast<long long>(s.spend.requests),
+                  static_cast<long long>(s.spend.input_tokens), static_cast<long long>(s.spend.output_tokens),
+                  s.spend.cost_usd, s.cost_per_attempt);
+    out += s.improvements ? Printf("$%.4f per improvement (%d)\n", s.cost_per_improvement, s.improvements)
+                          : std::string("no improvement\n");
+  }
   if (!s.decisions_learned.empty()) {
     out += Printf("knowledge changed by this run (%zu decision(s), controlled comparisons only):\n",
                   s.decisions_learned.size());
@@ -75,6 +93,15 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"speedup_vs_expert", c.speedup_vs_expert},
                        {"incumbent_sol_pct", c.incumbent_sol_pct},
                        {"best_sol_pct", c.best_sol_pct}});
+  nlohmann::json lineage = nlohmann::json::array();
+  for (const LineageStep& l : s.lineage)
+    lineage.push_back({{"iteration", l.iteration},
+                       {"parent_iteration", l.parent_iteration < 0 ? nlohmann::json(nullptr) : nlohmann::json(l.parent_iteration)},
+                       {"change", l.change},
+                       {"outcome", l.outcome},
+                       {"speedup", l.speedup},
+                       {"parent_speedup", l.parent_speedup},
+                       {"cost_usd", l.cost_usd}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
   nlohmann::json degraded = nlohmann::json::array();
@@ -106,7 +133,15 @@ std::string RunSummaryJson(const RunSummary& s) {
                                                                            : nlohmann::json(s.sealed_candidate_hash)},
                       {"seal_reason", s.seal_reason},
                       {"wall_s", s.wall_s},
-                      {"candidates_per_minute", s.candidates_per_minute}};
+                      {"candidates_per_minute", s.candidates_per_minute},
+                      {"lineage", lineage},
+                      {"llm", {{"requests", s.spend.requests},
+                               {"input_tokens", s.spend.input_tokens},
+                               {"output_tokens", s.spend.output_tokens},
+                               {"cost_usd", s.spend.cost_usd},
+                               {"cost_per_attempt", s.cost_per_attempt},
+                               {"improvements", s.improvements},
+                               {"cost_per_improvement", s.cost_per_improvement}}}};
   return j.dump(2);
 }
 

@@ -331,7 +331,7 @@ TEST_P(LlmAgentTest, FailedProposalContinuesItsConversationWithFeedback) {
   EXPECT_EQ(recorder_.exchanges.back().purpose, "propose");
 }
 
-TEST_P(LlmAgentTest, SlowerProposalIsNotRepaired) {
+TEST_P(LlmAgentTest, SlowerProposalHearsItsTimesInTheSameConversation) {
   server_.Push({200, {}, Reply(ReplyWith(VectorAddCandidate(128)))});
   server_.Push({200, {}, Reply(ReplyWith(VectorAddCandidate(256)))});
   auto agent = Make(Options());
@@ -339,11 +339,43 @@ TEST_P(LlmAgentTest, SlowerProposalIsNotRepaired) {
   std::string err;
   ASSERT_TRUE(agent->Propose(Context(), &out, &err)) << err;
   ProposalContext ctx = Context();
-  ctx.history.push_back({1, CandidateHash(out[0].candidate.source, out[0].params), "", {}, Outcome::slower,
-                         "0.8x vs incumbent", 0.8});
+  AttemptSummary slower{1, CandidateHash(out[0].candidate.source, out[0].params), "", {}, Outcome::slower,
+                        "geomean 0.800x (noise 0.7%) over 2 configs", 0.8};
+  slower.configs = {{"small", 5.0, 4.0, 30.0, "slower"}, {"large", 10.0, 8.0, 35.0, "slower"}};
+  slower.source = out[0].candidate.source;
+  ctx.history.push_back(slower);
   ASSERT_TRUE(agent->Propose(ctx, &out, &err)) << err;
-  EXPECT_EQ(recorder_.exchanges.back().purpose, "propose");
-  EXPECT_NE(LastMessage(server_.requests()[1].body).find("slower"), std::string::npos);  // in the history
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].params.at("BLOCK"), 256);
+  EXPECT_EQ(out[0].parent, slower.candidate_hash) << "the next proposal descends from the one fed back";
+  EXPECT_EQ(recorder_.exchanges.back().purpose, "feedback");
+  auto messages = nlohmann::json::parse(server_.requests()[1].body)["messages"];
+  ASSERT_EQ(messages.size(), anthropic() ? 3u : 4u);  // (system,) propose, reply, feedback
+  std::string feedback = messages.back()["content"];
+  EXPECT_NE(feedback.find("| large | 10.00 | 8.00 | 0.800x | 35.0 | slower |"), std::string::npos) << feedback;
+}
+
+TEST_P(LlmAgentTest, LongConversationsDropTheirOldestTurns) {
+  LlmOptions o = Options();
+  o.conversation_tokens = 1500;  // the propose prompt alone is near this
+  o.max_feedback_turns = 8;
+  auto agent = Make(o);
+  std::vector<Proposal> out;
+  std::string err;
+  ProposalContext ctx = Context();
+  for (int round = 0; round < 4; ++round) {
+    server_.Push({200, {}, Reply(ReplyWith(VectorAddCandidate(32 << round)))});
+    ASSERT_TRUE(agent->Propose(ctx, &out, &err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    AttemptSummary a{round, CandidateHash(out[0].candidate.source, out[0].params), "", {}, Outcome::slower,
+                     std::string(2000, 's'), 0.9};
+    ctx.history.push_back(a);
+  }
+  auto messages = nlohmann::json::parse(server_.requests().back().body)["messages"];
+  EXPECT_LE(messages.size(), anthropic() ? 3u : 4u) << "older turns were dropped";
+  std::string last = messages.back()["content"];
+  EXPECT_NE(last.find("were dropped to stay within its token budget"), std::string::npos) << last;
+  EXPECT_NE(last.find("attempt 0: slower 0.900x"), std::string::npos) << last;
 }
 
 TEST_P(LlmAgentTest, DuplicateOfAnEarlierAttemptIsSentBack) {

@@ -1,6 +1,7 @@
 // Prompt templates: the {{name}} renderer and the shipped templates rendered from a context.
 #include <gtest/gtest.h>
 
+#include "agent/llm_parents.h"
 #include "agent/prompt_builder.h"
 #include "agent/prompt_template.h"
 #include "llm_test_server.h"
@@ -44,7 +45,7 @@ TEST(PromptTemplates, MissingFileIsNamed) {
 
 TEST(PromptTemplates, UnknownPlaceholderInAFileIsNamed) {
   TempDir dir;
-  for (const char* name : {"system.md", "propose.md", "repair.md", "format_repair.md", "candidate_format.md"}) {
+  for (const char* name : {"system.md", "propose.md", "repair.md", "feedback.md", "format_repair.md", "candidate_format.md"}) {
     WriteFile(dir.file(name), "ok");
   }
   WriteFile(dir.file("repair.md"), "Outcome {{outcome}}, cost {{cost}}");
@@ -83,7 +84,7 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
   ctx.history.push_back(a);
   ctx.prior_results.push_back({"families/vec.cu", {{"VEC", 4}}, 91.5, "attempt 7 of run 0123abcd on large: 91.5% SOL"});
 
-  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 2, 3);
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 2, 3, ParentChoice{});
   std::string text, system, err;
   ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
   ASSERT_TRUE(prompts_.Render("system.md", vars, &system, &err)) << err;
@@ -118,7 +119,7 @@ TEST_F(ShippedPrompts, HugeOperatorTextIsCutWithAMarker) {
 TEST_F(ShippedPrompts, LibraryIncumbentIsNamed) {
   ProposalContext ctx;
   ctx.op = &op_;
-  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1);
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
   EXPECT_NE(vars["incumbent"].find("test.vadd"), std::string::npos);
   EXPECT_EQ(vars["decisions"], "(none)");
   EXPECT_EQ(vars["history"], "(none)");
@@ -135,7 +136,7 @@ TEST_F(ShippedPrompts, HistoryKeepsOnlyRecentAttempts) {
     ctx.history.push_back(a);
   }
   opts_.recent_attempts = 3;
-  std::string history = ProposeVariables(ctx, opts_, prompts_, 1, 1)["history"];
+  std::string history = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{})["history"];
   EXPECT_EQ(history.find("iteration 9:"), std::string::npos);
   EXPECT_NE(history.find("iteration 10:"), std::string::npos);
   EXPECT_NE(history.find("iteration 12:"), std::string::npos);
@@ -153,6 +154,100 @@ TEST_F(ShippedPrompts, RepairPromptQuotesCutFeedback) {
   EXPECT_NE(text.find("[... cut: 9909 more characters]"), std::string::npos);
   ASSERT_TRUE(prompts_.Render("format_repair.md", FormatRepairVariables("no code block", opts_), &text, &err)) << err;
   EXPECT_NE(text.find("no code block"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace forgek
+
+namespace forgek {
+namespace {
+
+AttemptSummary Timed(int iteration, const std::string& hash, double speedup, std::vector<std::string> mechanisms,
+                     const std::string& family = "") {
+  AttemptSummary a;
+  a.iteration = iteration;
+  a.candidate_hash = hash;
+  a.outcome = speedup > 1.01 ? Outcome::faster : speedup < 0.99 ? Outcome::slower : Outcome::same;
+  a.geomean_speedup = speedup;
+  a.family = family;
+  a.mechanisms = std::move(mechanisms);
+  a.source = "// source of " + hash + "\n";
+  a.configs = {{"small", 10.0 / speedup, 10.0, 40.0 * speedup, OutcomeName(a.outcome)},
+               {"large", 20.0 / speedup, 20.0, 50.0 * speedup, OutcomeName(a.outcome)}};
+  return a;
+}
+
+TEST(ParentRule, IslandsBestFirstWithExplorationAndRunnersUp) {
+  ProposalContext ctx;
+  ctx.history.push_back(Timed(0, "vecA", 1.20, {"vector_16B"}));
+  ctx.history.push_back(Timed(1, "vecB", 1.10, {"vector_16B"}));  // same architecture as vecA, worse
+  ctx.history.push_back(Timed(2, "warp", 0.90, {"warp_shuffle_reduction"}));
+  AttemptSummary broken;
+  broken.candidate_hash = "broken";
+  broken.outcome = Outcome::compile_error;
+  broken.source = "// broken";
+  ctx.history.push_back(broken);  // not correct: never a parent
+  PriorResult earlier;
+  earlier.family = "";
+  earlier.candidate_hash = "old";
+  earlier.kernel_source = "// earlier run";
+  earlier.sol_pct = 45;
+  earlier.source = "attempt 4 of run 0123abcd";
+  ctx.prior_results.push_back(earlier);
+
+  std::vector<ParentProgram> pop = ParentPopulation(ctx);
+  ASSERT_EQ(pop.size(), 4u);
+  EXPECT_EQ(pop[0].hash, "vecA") << "fitness is the geomean SOL %";
+  EXPECT_EQ(pop[1].hash, "vecB");
+  EXPECT_EQ(pop[2].hash, "old");
+  EXPECT_EQ(pop[3].hash, "warp");
+
+  // Islands: vecA (vector_16B), old (earlier free-form), warp.
+  ParentChoice c0 = ChooseParents(pop, 0, 2);
+  EXPECT_FALSE(c0.new_architecture);
+  ASSERT_EQ(c0.parents.size(), 2u);
+  EXPECT_EQ(c0.parents[0]->hash, "vecA");
+  EXPECT_EQ(c0.parents[1]->hash, "old") << "the second parent is another island, not vecB";
+  EXPECT_EQ(ChooseParents(pop, 1, 2).parents[0]->hash, "old") << "runners-up take turns";
+  EXPECT_EQ(ChooseParents(pop, 2, 2).parents[0]->hash, "vecA");
+  EXPECT_TRUE(ChooseParents(pop, 3, 2).new_architecture) << "one request in four explores";
+  EXPECT_EQ(ChooseParents(pop, 4, 2).parents[0]->hash, "warp");
+  EXPECT_TRUE(ChooseParents({}, 0, 2).new_architecture) << "nothing measured yet: a first architecture";
+}
+
+TEST_F(ShippedPrompts, ParentsAndTheirMeasurementsReachTheProposePrompt) {
+  ProposalContext ctx;
+  ctx.op = &op_;
+  ctx.history.push_back(Timed(5, "vecA", 1.25, {"vector_16B"}));
+  std::vector<ParentProgram> pop = ParentPopulation(ctx);
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ChooseParents(pop, 0, 2));
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
+  for (const char* expected : {"Parent A: attempt 5 of this run", "// source of vecA", "| small | 8.00 | 10.00 | 1.250x",
+                               "faster", "IMPROVE PARENT A", "\"BLOCK\": [128, 256"})
+    EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected << "\n" << text;
+  vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ChooseParents(pop, 3, 2));
+  EXPECT_NE(vars["task"].find("NEW ARCHITECTURE"), std::string::npos);
+}
+
+TEST_F(ShippedPrompts, FeedbackReportsTimesVerdictsAndTheFamilySearch) {
+  ProposalContext ctx;
+  ctx.op = &op_;
+  ctx.incumbent_summary = "memory bound at 91% of DRAM bandwidth";
+  AttemptSummary a = Timed(2, "fam1", 0.80, {}, "llm/vadd-0badf00d.cu");
+  a.params = {{"BLOCK", 64}};
+  a.feedback = "geomean 0.800x (noise 0.7%) over 2 configs; slower on small 0.800x";
+  ctx.history.push_back(a);
+  AttemptSummary tuned = Timed(3, "fam2", 1.30, {}, "llm/vadd-0badf00d.cu");
+  tuned.params = {{"BLOCK", 256}};
+  ctx.history.push_back(tuned);
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("feedback.md", FeedbackVariables(a, ctx, opts_), &text, &err)) << err;
+  for (const char* expected : {"attempt 2", "`slower`", "| large | 25.00 | 20.00 | 0.800x | 40.0 | slower |",
+                               "memory bound at 91%", "tried 2 instance(s)", "- BLOCK=256: faster 1.300x",
+                               "- BLOCK=64: slower 0.800x", "not faster than the incumbent"})
+    EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected << "\n" << text;
+  EXPECT_LT(text.find("BLOCK=256"), text.find("BLOCK=64")) << "best instance first";
 }
 
 }  // namespace

@@ -133,20 +133,25 @@ TEST_F(StoreTest, TimedAttemptsOfAnOperatorAcrossRunsBestFirst) {
   add_attempt(run1, fam64, Outcome::slower, 0.8);
   add_attempt(run2, fam128, Outcome::faster, 1.1);
   add_attempt(run2, fam64, Outcome::wrong, 0);         // not timed
-  add_attempt(run2, free_form, Outcome::faster, 1.3);   // no family to instantiate again
+  add_attempt(run2, free_form, Outcome::faster, 1.3);   // free-form: its source is the candidate
   add_attempt(other_op, fam128, Outcome::faster, 1.5);  // another operator
   add_attempt(other_arch, fam128, Outcome::faster, 1.4);
 
   std::vector<TimedAttempt> got;
   ASSERT_TRUE(store_.ListTimedAttempts("gemm_bf16", "sm90", 10, &got, &err_)) << err_;
-  ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].run_id, run2);
-  EXPECT_EQ(got[0].params_json, "{\"BM\":128}");
-  EXPECT_EQ(got[0].family, "families/a.cu");
-  ASSERT_EQ(got[0].measurements.size(), 1u);
-  EXPECT_DOUBLE_EQ(got[0].measurements[0].sol_pct, 77.0);
-  EXPECT_EQ(got[1].run_id, run1);
-  EXPECT_DOUBLE_EQ(got[1].geomean_speedup, 0.8);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].candidate_hash, free_form);
+  EXPECT_EQ(got[0].family, "");
+  EXPECT_EQ(got[0].outcome, "faster");
+  EXPECT_EQ(got[1].run_id, run2);
+  EXPECT_EQ(got[1].params_json, "{\"BM\":128}");
+  EXPECT_EQ(got[1].family, "families/a.cu");
+  EXPECT_EQ(got[1].candidate_hash, fam128);
+  ASSERT_EQ(got[1].measurements.size(), 1u);
+  EXPECT_DOUBLE_EQ(got[1].measurements[0].sol_pct, 77.0);
+  EXPECT_EQ(got[2].run_id, run1);
+  EXPECT_EQ(got[2].outcome, "slower");
+  EXPECT_DOUBLE_EQ(got[2].geomean_speedup, 0.8);
   ASSERT_TRUE(store_.ListTimedAttempts("gemm_bf16", "sm90", 1, &got, &err_)) << err_;
   EXPECT_EQ(got.size(), 1u);
 }

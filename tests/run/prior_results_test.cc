@@ -86,7 +86,15 @@ TEST(PriorResults, SkipsWrongUnknownExcludedAndKeepsTheBestRepeat) {
   EXPECT_EQ(got[1].params.at("P"), 5);
   TimedAttempt free_form = Past("old", 8, R"({"P":7})", {On("4096^3", 99)});
   free_form.family.clear();
-  EXPECT_TRUE(RankPriorResults(op, {"4096^3"}, {free_form}, "", 8).empty()) << "no family to instantiate";
+  free_form.candidate_hash = "c0ffee";
+  TimedAttempt again = free_form;  // the same free-form candidate measured in a second run
+  again.run_id = "older";
+  again.measurements = {On("4096^3", 90)};
+  got = RankPriorResults(op, {"4096^3"}, {free_form, again}, "", 8);
+  ASSERT_EQ(got.size(), 1u) << "a free-form candidate is kept once, at its best";
+  EXPECT_EQ(got[0].family, "");
+  EXPECT_EQ(got[0].candidate_hash, "c0ffee");
+  EXPECT_DOUBLE_EQ(got[0].sol_pct, 99);
 }
 
 }  // namespace
