@@ -54,6 +54,16 @@ struct ConfigComparison {
   double speedup = 0;         // incumbent / best
   double speedup_vs_expert = 0;
   double incumbent_sol_pct = 0, best_sol_pct = 0;
+  // The config's verdict in words: "best 0.988x, slower beyond noise", "best 1.210x, faster".
+  std::string verdict;
+};
+
+// Which kernel serves a config in the run's dispatch, and why ("attempt 7, 1.210x, faster
+// beyond noise"; "incumbent: best 0.988x, slower beyond noise").
+struct DispatchRow {
+  std::string config;
+  std::string kernel;
+  std::string reason;
 };
 
 struct RunSummary {
@@ -71,8 +81,11 @@ struct RunSummary {
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
   std::vector<ConfigComparison> configs;
   std::vector<std::string> decisions_learned;  // one line each
+  std::vector<DispatchRow> dispatch;  // per config, the kernel that serves it (empty: one kernel)
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
+  std::string sealed_kernel;          // "tiled.cu TILE=8,UNROLL=2"; a dispatch: its kernels per config in `dispatch`
+  std::vector<std::string> sealed_mechanisms;  // the mechanisms the sealed kernel(s) claim
   std::string seal_reason;    // why it was sealed, or why not
   double wall_s = 0;
   double candidates_per_minute = 0;
@@ -95,5 +108,8 @@ namespace forgek {
 // The end-of-run summary as text for a person (a table per config) and as JSON for scripts.
 std::string RunSummaryText(const RunSummary& s);
 std::string RunSummaryJson(const RunSummary& s);
+// The exit status of a run that returned its summary: 0 when it ended (budget, patience, an agent
+// with nothing new to offer: exhausted), 1 when the agent failed (HTTP authentication, quota).
+int RunExitCode(const RunSummary& s);
 
 }  // namespace forgek

@@ -64,22 +64,6 @@ void OnInterrupt(int) {
   (void)unused;
 }
 
-bool ParseDuration(const std::string& text, double* seconds) {
-  if (text.empty()) {
-    *seconds = 0;
-    return true;
-  }
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || v < 0) return false;
-  std::string unit(end);
-  if (unit.empty() || unit == "s") *seconds = v;
-  else if (unit == "m") *seconds = v * 60;
-  else if (unit == "h") *seconds = v * 3600;
-  else return false;
-  return true;
-}
-
 // Records LLM exchanges in the store under the run once the run has an id.
 class StoreExchangeRecorder : public ExchangeRecorder {
  public:
@@ -246,7 +230,7 @@ void Run(Context& ctx, const RunArgs& a) {
     std::printf("%s\n", RunSummaryJson(summary).c_str());
   else
     std::printf("%s", RunSummaryText(summary).c_str());
-  ctx.exit_code = summary.stop_reason.rfind("agent:", 0) == 0 ? kExitFailure : kExitOk;
+  ctx.exit_code = RunExitCode(summary) == 0 ? kExitOk : kExitFailure;
 }
 
 }  // namespace

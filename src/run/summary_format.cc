@@ -28,8 +28,9 @@ std::string RunSummaryText(const RunSummary& s) {
   out += Printf("incumbent: %s\n", s.incumbent.c_str());
   std::string counts;
   for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
+  std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
-                s.wall_s, s.stop_reason.c_str(), counts.c_str());
+                s.wall_s, stop.c_str(), counts.c_str());
   if (s.best_iteration >= 0) {
     std::string params;
     for (const auto& [k, v] : s.best_params) params += Printf("%s%s=%lld", params.empty() ? "" : ",", k.c_str(), static_cast<long long>(v));
@@ -41,8 +42,14 @@ std::string RunSummaryText(const RunSummary& s) {
     out += Printf("%-22s %12s %12s %12s %9s %9s %8s %8s\n", "config", "incumbent us", "best us", "expert us",
                   "speedup", "vs expert", "SOL% inc", "SOL% best");
     for (const ConfigComparison& c : s.configs)
-      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%\n", c.config.c_str(), c.incumbent_us,
-                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct);
+      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%  %s\n", c.config.c_str(), c.incumbent_us,
+                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct,
+                    c.verdict.c_str());
+  }
+  if (!s.dispatch.empty()) {
+    out += "dispatch (the kernel serving each config):\n";
+    for (const DispatchRow& d : s.dispatch)
+      out += "  " + d.config + ": " + d.kernel + " - " + d.reason + "\n";
   }
   if (!s.decisions_learned.empty()) {
     out += "decisions learned:\n";
@@ -62,7 +69,11 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"speedup", c.speedup},
                        {"speedup_vs_expert", c.speedup_vs_expert},
                        {"incumbent_sol_pct", c.incumbent_sol_pct},
-                       {"best_sol_pct", c.best_sol_pct}});
+                       {"best_sol_pct", c.best_sol_pct},
+                       {"verdict", c.verdict}});
+  nlohmann::json dispatch = nlohmann::json::array();
+  for (const DispatchRow& d : s.dispatch)
+    dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
   nlohmann::json j = {{"run_id", s.run_id},
@@ -83,14 +94,19 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"best_so_far", s.best_so_far},
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
+                      {"dispatch", dispatch},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},
                       {"seal_reason", s.seal_reason},
+                      {"sealed_kernel", s.sealed_kernel},
+                      {"sealed_mechanisms", s.sealed_mechanisms},
                       {"wall_s", s.wall_s},
                       {"candidates_per_minute", s.candidates_per_minute}};
   return j.dump(2);
 }
+
+int RunExitCode(const RunSummary& s) { return s.stop_reason.rfind("agent:", 0) == 0 ? 1 : 0; }
 
 int RunSummary::AttemptsToReach(double speedup) const {
   for (size_t i = 0; i < best_so_far.size(); ++i)

@@ -23,6 +23,28 @@ std::string Mechanisms(const SealRecord& s) {
   return out;
 }
 
+// The kernel serving `config`: a dispatch's table entry ("TILE=8 (families/tiled.cu)",
+// "reference"), else the seal's one kernel ("seal").
+std::string KernelOf(const SealRecord& s, const std::string& config) {
+  nlohmann::json meta = nlohmann::json::parse(s.metadata_json, nullptr, false);
+  if (!meta.is_object() || !meta.contains("dispatch") || !meta["dispatch"].is_object()) return "seal";
+  const nlohmann::json& d = meta["dispatch"];
+  if (!d.contains("table") || !d["table"].is_array() || !d.contains("kernels") || !d["kernels"].is_array()) return "?";
+  for (const nlohmann::json& row : d["table"]) {
+    if (!row.is_object() || row.value("config", std::string()) != config) continue;
+    const size_t k = row.value("kernel", d["kernels"].size());
+    if (k >= d["kernels"].size()) return "?";
+    const nlohmann::json& entry = d["kernels"][k];
+    if (entry.contains("reference")) return "reference";
+    std::string params;
+    if (entry.contains("params") && entry["params"].is_object())
+      for (auto it = entry["params"].begin(); it != entry["params"].end(); ++it)
+        params += (params.empty() ? "" : ",") + it.key() + "=" + it.value().dump();
+    return "#" + std::to_string(k) + " " + params;
+  }
+  return "fallback";
+}
+
 }  // namespace
 
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b) {
@@ -61,6 +83,8 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
       row.insert(row.size() - 1, ratio);
     }
     out += row;
+    std::string ka = KernelOf(a, c), kb = KernelOf(b, c);
+    if (ka != "seal" || kb != "seal") out += Line(("kernel " + c).c_str(), ka, kb);
   }
   // Whether one descends from the other tells a reader if this is evolution or a fork.
   std::vector<SealRecord> lineage;

@@ -104,8 +104,8 @@ TEST(Verdict, GeomeanNoiseIsPropagated) {
 }
 
 TEST(Verdict, VerifyHoldsAgainstTheExpertAndReportsDriftOnly) {
-  EvalResult now = Confirmation({{90, 100}, {101, 100}});  // c1 at parity with the expert: holds
-  VerifyVerdict v = DecideVerify(now, 2, {{"c0", 80}, {"c1", 101}});
+  EvalResult now = Confirmation({{90, 100}, {100.5, 100}});  // c1 at parity with the expert: holds
+  VerifyVerdict v = DecideVerify(now, 2, {{"c0", 80}, {"c1", 100.5}});
   EXPECT_TRUE(v.holds) << v.reason;
   ASSERT_EQ(v.configs.size(), 2u);
   EXPECT_NEAR(v.configs[0].drift, 90.0 / 80.0 - 1, 1e-12) << "12% slower than sealed: reported, not judged";
