@@ -157,14 +157,18 @@ std::map<std::string, double> BenchSol(const std::string& path) {
   return sol;
 }
 
-// Splits the batch's time budget by headroom; fills a.seconds and logs each share with its reason.
-void SplitTime(const Context& ctx, BatchArgs& a) {
+// The batch's total time budget in seconds (0: none) from --time or --time-per-op.
+double TotalTime(const BatchArgs& a) {
   double total = 0, per_op = 0;
   if (!ParseDuration(a.time, &total)) throw UsageError("--time must look like 90, 90s, 15m or 1h, not '" + a.time + "'");
   if (!ParseDuration(a.time_per_op, &per_op))
     throw UsageError("--time-per-op must look like 90, 90s, 15m or 1h, not '" + a.time_per_op + "'");
   if (total > 0 && per_op > 0) throw UsageError("give --time (the total) or --time-per-op, not both");
-  if (per_op > 0) total = per_op * static_cast<double>(a.ops.size());
+  return per_op > 0 ? per_op * static_cast<double>(a.ops.size()) : total;
+}
+
+// Splits `total` seconds by headroom; fills a.seconds and logs each share with its reason.
+void SplitTime(const Context& ctx, BatchArgs& a, double total) {
   if (total <= 0) return;
   std::map<std::string, double> bench = BenchSol(a.headroom_from);
   Store store;
@@ -200,6 +204,7 @@ void Batch(Context& ctx, BatchArgs& a) {
     if (a.ops.empty()) throw Failure("no operators in " + OperatorsDir(ctx));
   }
   if (a.ops.empty()) throw UsageError("name the operators to run, or --all");
+  const double total_s = TotalTime(a);
   std::vector<int> gpus;
   std::string err;
   {
@@ -210,7 +215,7 @@ void Batch(Context& ctx, BatchArgs& a) {
       throw Failure("no usable GPU: " + (!err.empty() ? err : probe.error));
     if (!ParseGpuList(a.gpus, static_cast<int>(probe.devices.size()), &gpus, &err)) throw UsageError(err);
   }
-  SplitTime(ctx, a);
+  SplitTime(ctx, a, total_s);
   std::string log_dir = a.log_dir.empty() ? DefaultLogDir() : a.log_dir;
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
