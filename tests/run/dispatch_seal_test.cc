@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "loop_fixture.h"
+#include "run/incumbent.h"
 #include "scripted_evaluator.h"
 
 namespace forgek {
@@ -109,6 +111,30 @@ TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgai
   EXPECT_GE(split, 2) << "a candidate is measured per config against the dispatch";
   EXPECT_TRUE(second.seal_id.empty()) << "nothing beats 70 us on both configs";
   for (const ConfigComparison& c : second.configs) EXPECT_NEAR(c.incumbent_us, 70, 1e-9) << c.config;
+}
+
+TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  SealRecord seal;
+  seal.id = "abc";
+  std::map<std::string, DispatchKernel> per_config;
+  std::set<std::string> reference_configs;
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"candidate": "nohash", "params": {}}], "table": []}})";
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_EQ(err, "seal abc metadata dispatch.kernels[0]: candidate nohash is not in the store");
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 3}]}})";
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_NE(err.find("seal abc metadata dispatch.table[0]: needs"), std::string::npos) << err;
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 0}]}})";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
+  EXPECT_EQ(reference_configs, (std::set<std::string>{"small"}));
+  seal.metadata_json = R"({"family": "x"})";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
+  EXPECT_TRUE(per_config.empty() && reference_configs.empty()) << "a seal of one kernel has no table";
 }
 
 TEST(DispatchSeal, ARunWithoutAWinnerSaysPerConfigWhy) {
