@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libsqlite3-dev libcurl4-openssl-dev libssl-dev libgtest-dev libgmock-dev libcpp-httplib-dev)
+          libsqlite3-dev libcurl4-openssl-dev libssl-dev libgtest-dev libgmock-dev libcpp-httplib-dev
+          python3)  # python3: the dependency check (scripts/check-deps.py, standard library only)
 
 missing=()
 for p in "${packages[@]}"; do

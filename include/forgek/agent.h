@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "forgek/candidate.h"
+#include "forgek/decision.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
 #include "forgek/profile.h"
@@ -21,16 +22,6 @@ struct AttemptSummary {
   Outcome outcome = Outcome::crash;
   std::string feedback;         // compiler / checker / timing feedback, actionable
   double geomean_speedup = 0;   // vs the incumbent (0 when not timed)
-};
-
-// A piece of retrieved knowledge, already ranked, for the agent's priors and prompts.
-struct RetrievedDecision {
-  std::string mechanism;      // mechanism id, e.g. "wgmma"
-  std::string settings;       // JSON text of settings, e.g. {"BM":128,"STAGES":4}
-  std::string verdict;        // hypothesis | validated | refuted
-  double effect = 0;          // measured or expected speedup factor (1.10 = +10%)
-  double confidence = 0;      // 0..1
-  std::string text;           // one line for a prompt
 };
 
 // A candidate that did well in an earlier run of this operator, on configs of the shape regimes

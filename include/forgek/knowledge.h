@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
 #include "forgek/candidate.h"
+#include "forgek/decision.h"
 #include "forgek/diagnostic.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
@@ -90,6 +90,9 @@ bool DecodeKernelName(const std::string& name, KernelNameFields* out);
 std::map<std::string, int> ClassifySass(const std::string& sass);
 // Disassembles a cubin with the toolkit's cuobjdump/nvdisasm when present; false with err when not.
 bool DisassembleCubin(const std::string& cubin, std::string* sass, std::string* err);
+// Puts the SASS of `kernel` into each of its profiles when it is a cubin of ours and cuobjdump is
+// there; library calls and a missing disassembler leave the profiles as they are.
+void AttachSass(const KernelUnderTest& kernel, std::vector<KernelProfile>* profiles);
 
 // Turns one profile into observations (launch shape, name fields, metrics, SASS classes,
 // roofline). `hw` may be null (no roofline then). Observations carry operator/arch/subject/config.

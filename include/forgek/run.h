@@ -1,4 +1,4 @@
-// The run loop: propose, compile, evaluate, learn, and seal the winner (DESIGN.md "Data flow").
+// The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
 #include <cstdint>
@@ -66,6 +66,14 @@ struct DispatchRow {
   std::string reason;
 };
 
+// A stage of the run that lost its input and went on without it: the run's result holds, but it
+// was reached with less (no knowledge, no analysis of the incumbent, no retrieved decisions, ...).
+struct DegradedStage {
+  std::string stage;   // families | seed | knowledge | incumbent | profile | analysis | resume |
+                       // prior_results | retrieval | evidence
+  std::string reason;  // what went wrong, as the failing step said it
+};
+
 struct RunSummary {
   std::string run_id;
   std::string operator_name, arch, agent, device;
@@ -82,6 +90,7 @@ struct RunSummary {
   std::vector<ConfigComparison> configs;
   std::vector<std::string> decisions_learned;  // one line each
   std::vector<DispatchRow> dispatch;  // per config, the kernel that serves it (empty: one kernel)
+  std::vector<DegradedStage> degraded;         // stages that ran degraded, each reason once
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
   std::string sealed_kernel;          // "tiled.cu TILE=8,UNROLL=2"; a dispatch: its kernels per config in `dispatch`

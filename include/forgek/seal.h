@@ -1,13 +1,36 @@
-// Seals: finding them, exporting a self-contained folder, and comparing two of them.
+// Seals: building the record of a new seal, finding them, exporting a self-contained folder,
+// comparing two of them, and verifying one again on the GPU.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "forgek/compile.h"
 #include "forgek/operator_spec.h"
 #include "forgek/store.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
+
+// What a seal records besides its confirmation: where the kernel comes from and what it replaces.
+struct SealOrigin {
+  std::string operator_name, arch;
+  std::string candidate_hash, cubin_sha256;
+  ParamAssignment params;
+  std::string family, rationale;
+  std::vector<std::string> mechanisms;
+  std::string parent;           // the incumbent's seal id ("" when the incumbent is the expert reference)
+  std::string incumbent_label;  // what the confirmation was timed against
+  std::string run_id, toolchain, driver, device;
+  // A dispatch seal: its table (metadata.dispatch, docs/seal-format.md) as JSON text, and the table
+  // entry that served each confirmed config. Empty for a seal of one kernel.
+  std::string dispatch_json;
+  std::map<std::string, int> kernel_of_config;
+};
+
+// The record of a new seal from a confirmation that `verdict` (DecideSeal) sealed: per-config times,
+// the geomean speedup over the incumbent, metadata, and an id unique to this sealing.
+SealRecord BuildSealRecord(const SealOrigin& origin, const EvalResult& confirmation, const SealVerdict& verdict);
 
 // A seal by full id or unique prefix (at least 4 characters).
 bool FindSeal(Store& store, const std::string& id_or_prefix, SealRecord* out, std::string* err);
@@ -22,6 +45,16 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
 
 // Side-by-side differences of two seals: lineage, params, mechanisms, per-config times.
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b);
+
+// `forgek seal verify`: `seal` recompiled from its stored source and re-measured now through
+// `evaluator`, interleaved against the operator's expert reference, judged by DecideVerify. `text`
+// is the report for a person, `json` the same for a program.
+struct SealVerification {
+  enum class Status { holds, regression, failure } status = Status::failure;
+  std::string text, json;
+};
+SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+                            const SealRecord& seal);
 
 // One seal as JSON (the seal.json of an export, without the launches).
 std::string SealJson(const SealRecord& seal, const std::vector<SealRecord>& lineage);

@@ -65,6 +65,13 @@ class WorkerClient {
   std::thread stderr_thread_;
 };
 
+// What a worker call that did not end in an "ok" reply means, in the store's outcome vocabulary:
+// the one mapping of WorkerClient::Status and of the worker's reply "status" onto Outcome. A call
+// that overran its deadline is a timeout; one whose worker died, broke the protocol or never
+// started is a crash; a reply "crash" (dead CUDA context) is a crash; any other status but "ok" is a
+// launch_error. Returns false when the call succeeded with status "ok": correctness and time decide.
+bool WorkerFailure(WorkerClient::Status call, const std::string& reply_status, Outcome* out);
+
 struct WorkerEvaluatorOptions {
   std::vector<std::string> command = DefaultWorkerCommand();
   DevicePeaks peaks;          // calibrated peaks; when !valid() the worker calibrates once

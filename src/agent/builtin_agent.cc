@@ -7,24 +7,12 @@
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "forgek/family_space.h"
 #include "forgek/hash.h"
+#include "forgek/params.h"
 
 namespace forgek {
 namespace {
-
-// Settings of a decision ({"BM":128,"STAGES":4}) as an assignment; non-integers are ignored.
-ParamAssignment ParseSettings(const std::string& text) {
-  ParamAssignment out;
-  if (text.empty()) return out;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return out;
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.value().is_number_integer()) out[it.key()] = it.value().get<int64_t>();
-  return out;
-}
 
 bool Matches(const ParamAssignment& settings, const ParamAssignment& params) {
   if (settings.empty()) return false;
@@ -103,7 +91,7 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
   std::vector<std::vector<ParamAssignment>> preferred(ctx.families.size());
   std::vector<std::vector<ParamAssignment>> taboo(ctx.families.size());
   for (const RetrievedDecision& d : ctx.decisions) {
-    ParamAssignment settings = ParseSettings(d.settings);
+    ParamAssignment settings = IntegerParamsOf(d.settings);
     for (size_t f = 0; f < ctx.families.size(); ++f) {
       if (!Claims(ctx.families[f], d.mechanism)) continue;
       if (d.verdict == "validated") {

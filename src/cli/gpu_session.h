@@ -47,10 +47,6 @@ bool OpenGpuSession(const Context& ctx, Store* store, GpuSession* out, std::stri
 bool OpenGpuSessions(const Context& ctx, Store* store, const std::string& gpus_spec, std::vector<GpuSession>* out,
                      std::string* err);
 
-// Converts between the worker's measured peaks and the store's device record.
-DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, const DevicePeaks& peaks);
-bool PeaksFromDevice(const DeviceRecord& d, DevicePeaks* out);
-
 // `forgek seal verify`: re-checks a seal on this GPU against the expert reference and its sealed
 // times. exit_code 0 when it holds, 3 when it is wrong or slower beyond noise, 1 on failure.
 struct VerifyOutcome {

@@ -14,7 +14,7 @@
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
 #include "forgek/store.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 
 namespace forgek::cli {
 namespace {

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "forgek/paths.h"
-
-extern char** environ;
+#include "forgek/subprocess.h"
 
 namespace forgek {
 namespace {
@@ -93,27 +91,19 @@ bool WorkerClient::Spawn(std::string* err) {
     close(in_pair[0]), close(in_pair[1]), close(out_pair[0]), close(out_pair[1]);
     return *err = strerror(errno), false;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pair[1], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out_pair[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  std::vector<char*> argv;
-  for (std::string& a : command_) argv.push_back(a.data());
-  argv.push_back(nullptr);
   // Its own process group, so that the watchdog's SIGKILL reaches anything the worker started.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
+  SpawnOptions io;
+  io.stdin_fd = in_pair[1];
+  io.stdout_fd = out_pair[1];
+  io.stderr_fd = err_pipe[1];
+  io.new_process_group = true;
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
+  std::string why;
+  const bool started = SpawnProcess(command_, io, &pid, &why);
   close(in_pair[1]), close(out_pair[1]), close(err_pipe[1]);
-  if (rc != 0) {
+  if (!started) {
     close(in_pair[0]), close(out_pair[0]), close(err_pipe[0]);
-    *err = "cannot start the worker (" + command_[0] + "): " + strerror(rc);
+    *err = "cannot start the worker (" + command_[0] + "): " + why;
     return false;
   }
   pid_ = pid;

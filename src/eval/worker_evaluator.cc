@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "eval/timing_stats.h"
-#include "forgek/knowledge.h"
+#include "protocol/timing_stats.h"
 #include "forgek/verdict.h"
 #include "forgek/worker_client.h"
 
@@ -185,19 +184,20 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
 
     WorkerClient::Reply r = client_.Call("evaluate", ToJson(cmd), req.deadline_s);
     const std::string where = "config " + config->name;
-    if (r.status == WorkerClient::Status::timeout) return finish(Outcome::timeout, where + ": " + r.detail);
-    if (r.status != WorkerClient::Status::ok) return finish(Outcome::crash, where + ": " + r.detail);
+    Outcome failed = Outcome::crash;
+    if (WorkerFailure(r.status, "ok", &failed)) return finish(failed, where + ": " + r.detail);
     EvaluateReply reply;
+    Outcome malformed = Outcome::crash;  // a reply that breaks the protocol counts as a protocol_error
+    WorkerFailure(WorkerClient::Status::protocol_error, "", &malformed);
     if (!r.body.value("ok", false) && !r.body.contains("status"))
-      return finish(Outcome::crash, where + ": worker error: " + r.body.value("error", std::string("?")));
-    if (!FromJson(r.body, &reply, &err)) return finish(Outcome::crash, where + ": malformed worker reply: " + err);
+      return finish(malformed, where + ": worker error: " + r.body.value("error", std::string("?")));
+    if (!FromJson(r.body, &reply, &err)) return finish(malformed, where + ": malformed worker reply: " + err);
     std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
-    if (reply.status == "crash") {
+    if (WorkerFailure(r.status, reply.status, &failed)) {
+      if (failed != Outcome::crash) return finish(failed, where + who + ": " + reply.error);
       client_.Kill();  // it exits by itself after a sticky error; make sure before the next request
-      return finish(Outcome::crash, where + who + ": " + reply.cuda_error + ": " + reply.error);
+      return finish(failed, where + who + ": " + reply.cuda_error + ": " + reply.error);
     }
-    if (reply.status == "launch_error") return finish(Outcome::launch_error, where + who + ": " + reply.error);
-    if (reply.status != "ok") return finish(Outcome::launch_error, where + who + ": " + reply.error);
 
     ConfigResult cr;
     cr.config = config->name;
@@ -250,15 +250,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
       configs.push_back(c);
     }
   }
-  // Our own cubins are disassembled once; cuobjdump may be missing (then no SASS, no failure).
-  std::string sass;
-  if (req.kernel.library.empty() && !req.kernel.cubin.empty()) {
-    std::string why;
-    if (!DisassembleCubin(req.kernel.cubin, &sass, &why)) {
-      spdlog::debug("no SASS for {}: {}", req.kernel.label, why);
-      sass.clear();
-    }
-  }
   std::vector<KernelProfile> profiles;
   for (const ConfigSpec* config : configs) {
     const std::string where = "config " + config->name;
@@ -274,9 +265,11 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     if (!r.body.contains("status"))
       return *err = where + ": worker error: " + r.body.value("error", std::string("?")), false;
     if (!FromJson(r.body, &reply, err)) return *err = where + ": malformed worker reply: " + *err, false;
-    if (reply.status == "crash") client_.Kill();  // it exits after a sticky error; make sure
-    if (reply.status != "ok")
+    Outcome failed = Outcome::crash;
+    if (WorkerFailure(r.status, reply.status, &failed)) {
+      if (failed == Outcome::crash) client_.Kill();  // it exits after a sticky error; make sure
       return *err = where + ": " + (reply.cuda_error.empty() ? "" : reply.cuda_error + ": ") + reply.error, false;
+    }
     if (!reply.metrics_error.empty()) spdlog::warn("{} on {}: {}", cmd.kernel.label, config->name, reply.metrics_error);
 
     KernelProfile p;
@@ -285,7 +278,6 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     p.launches = std::move(reply.launches);
     p.metrics = std::move(reply.metrics);
     p.time_us = reply.time_us;
-    p.sass = sass;
     if (!EvalFormula(op.flops, "flops", op, *config, &p.flops, err) ||
         !EvalFormula(op.bytes, "bytes", op, *config, &p.bytes, err))
       return false;

@@ -1,13 +1,13 @@
 // Distillation: a decision's verdict, effect, confidence and settings derived from its evidence,
 // and attempt outcomes turned into evidence.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/knowledge.h"
+#include "forgek/verdict.h"
 #include "knowledge/store_internal.h"
 
 namespace forgek {
@@ -30,7 +30,8 @@ std::string Fixed(double v, int digits) {
 }  // namespace
 
 void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord* d) {
-  double support = 0, against = 0, log_sum = 0;
+  double support = 0, against = 0;
+  std::vector<double> attempt_speedups;  // an attempt without a speedup counts as parity
   int attempts = 0, attempts_for = 0, attempts_against = 0, observations = 0;
   const EvidenceRecord* best_attempt = nullptr;
   const EvidenceRecord* newest_observation = nullptr;
@@ -41,7 +42,7 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
     if (attempt) {
       ++attempts;
       (e.supports ? attempts_for : attempts_against) += 1;
-      if (e.speedup > 0) log_sum += std::log(e.speedup);
+      attempt_speedups.push_back(e.speedup > 0 ? e.speedup : 1.0);
       if (e.supports && (!best_attempt || e.speedup > best_attempt->speedup)) best_attempt = &e;
     } else {
       ++observations;
@@ -52,7 +53,7 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
   d->contradicting = 0;
   for (const auto& e : evidence) (e.supports ? d->supporting : d->contradicting) += 1;
   d->confidence = support / (support + against + 1.0);
-  d->effect = attempts > 0 ? std::exp(log_sum / attempts) : 1.0;
+  d->effect = attempts > 0 ? Geomean(attempt_speedups) : 1.0;
   if (attempts == 0)
     d->verdict = "hypothesis";
   else if (attempts_for > attempts_against && support > against)
@@ -95,16 +96,14 @@ bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::ve
 
   // Group the configs by regime: a mechanism may help large shapes and hurt skinny ones.
   struct Group {
-    double log_sum = 0;
-    int n = 0;
+    std::vector<double> speedups;
     std::vector<std::string> configs;
   };
   std::map<std::string, Group> groups;
   for (const auto& c : in.result->configs) {
     if (c.speedup <= 0) continue;
     Group& g = groups[ShapeRegime(*in.op, c.config)];
-    g.log_sum += std::log(c.speedup);
-    ++g.n;
+    g.speedups.push_back(c.speedup);
     g.configs.push_back(c.config);
   }
   nlohmann::json settings = nlohmann::json::object();
@@ -118,7 +117,7 @@ bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::ve
   return store.Transaction(
       [&](std::string* e) {
         for (const auto& [regime, g] : groups) {
-          double speedup = std::exp(g.log_sum / g.n);
+          double speedup = Geomean(g.speedups);
           if (speedup < kSupportSpeedup && speedup > kContradictSpeedup) continue;
           std::string configs;
           for (const auto& c : g.configs) configs += (configs.empty() ? "" : ",") + c;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "forgek/knowledge.h"
+#include "forgek/subprocess.h"
 
 namespace forgek {
 
@@ -65,15 +66,16 @@ std::map<std::string, int> ClassifySass(const std::string& sass) {
 bool DisassembleCubin(const std::string& cubin, std::string* sass, std::string* err) {
   namespace fs = std::filesystem;
   std::string root = FORGEK_CUDA_ROOT;
-  std::string tool;
+  std::vector<std::string> argv;
   for (const char* name : {"cuobjdump", "nvdisasm"}) {
     fs::path p = fs::path(root) / "bin" / name;
     if (access(p.c_str(), X_OK) == 0) {
-      tool = p.string() + (std::string(name) == "cuobjdump" ? " -sass " : " ");
+      argv = {p.string()};
+      if (std::string(name) == "cuobjdump") argv.push_back("-sass");
       break;
     }
   }
-  if (tool.empty()) {
+  if (argv.empty()) {
     if (err) *err = "no cuobjdump or nvdisasm under " + root + "/bin";
     return false;
   }
@@ -85,20 +87,16 @@ bool DisassembleCubin(const std::string& cubin, std::string* sass, std::string* 
   }
   close(fd);
   { std::ofstream(tmpl, std::ios::binary) << cubin; }
-  std::string cmd = tool + "'" + std::string(tmpl) + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string text;
-  if (pipe) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-  }
-  int status = pipe ? pclose(pipe) : -1;
+  argv.push_back(tmpl);
+  constexpr double kDisassemblyTimeoutS = 120;
+  ProcessOutput run = RunProcess(argv, kDisassemblyTimeoutS);
   std::remove(tmpl);
-  if (status != 0) {
+  std::string text = run.out + run.err;
+  if (run.exit_code != 0 || run.timed_out) {
     if (err) *err = "disassembly failed: " + text.substr(0, 500);
     return false;
   }
+  text = run.out;
   *sass = text;
   return true;
 }

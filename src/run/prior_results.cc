@@ -2,13 +2,13 @@
 #include "run/prior_results.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 
 #include "forgek/knowledge.h"
-#include "run/incumbent.h"
+#include "forgek/params.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 
@@ -25,23 +25,21 @@ std::vector<PriorResult> RankPriorResults(const OperatorSpec& op, const std::vec
   std::map<std::string, PriorResult> best;  // by family + params: one entry per distinct instance
   for (const TimedAttempt& a : past) {
     if (a.run_id == exclude_run || a.family.empty()) continue;
-    double log_sum = 0;
-    int n = 0;
+    std::vector<double> sol_pcts;
     std::string configs;
     for (const AttemptMeasurement& m : a.measurements) {
       // Configs the operator no longer has are ShapeRegime's "any": they match nothing specific.
       if (!m.correct || m.sol_pct <= 0 || !op.FindConfig(m.config) || !regimes.count(ShapeRegime(op, m.config)))
         continue;
-      log_sum += std::log(m.sol_pct);
-      ++n;
+      sol_pcts.push_back(m.sol_pct);
       configs += (configs.empty() ? "" : ",") + m.config;
     }
-    if (n == 0) continue;
+    if (sol_pcts.empty()) continue;
     PriorResult r;
     r.family = a.family;
     std::string perr;
     if (!ParseParamsJson(a.params_json, &r.params, &perr)) continue;
-    r.sol_pct = std::exp(log_sum / n);
+    r.sol_pct = Geomean(sol_pcts);
     char text[96];
     std::snprintf(text, sizeof text, ": %.1f%% SOL, %.3fx its incumbent", r.sol_pct, a.geomean_speedup);
     r.source = "attempt " + std::to_string(a.iteration + 1) + " of run " + a.run_id.substr(0, 8) + " on " + configs +

@@ -4,13 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/dispatch.h"
 #include "forgek/hash.h"
+#include "forgek/params.h"
+#include "forgek/seal.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
 
@@ -25,7 +26,7 @@ std::string Fmt3(double v) {
   return buf;
 }
 
-std::vector<Candidate> LoadFamilies(const OperatorSpec& op) {
+std::vector<Candidate> LoadFamilies(const OperatorSpec& op, std::vector<DegradedStage>* degraded) {
   std::vector<Candidate> families;
   for (const std::string& rel : op.families) {
     Candidate c;
@@ -34,7 +35,7 @@ std::vector<Candidate> LoadFamilies(const OperatorSpec& op) {
     if (LoadCandidateFile(path, &c, &diags))
       families.push_back(std::move(c));
     else
-      spdlog::warn("family {} skipped: {}", rel, FormatDiagnostics(diags));
+      degraded->push_back({"families", "family " + rel + " skipped: " + FormatDiagnostics(diags)});
   }
   return families;
 }
@@ -51,7 +52,9 @@ bool RunState::Begin(std::string* err) {
   summary_->operator_name = op_.name;
   summary_->arch = opts_.arch;
   summary_->agent = services_.agent->Name();
-  families_ = LoadFamilies(op_);
+  std::vector<DegradedStage> skipped;
+  families_ = LoadFamilies(op_, &skipped);
+  for (const DegradedStage& d : skipped) Degrade(d.stage, d.reason);
   if (families_.empty() && !op_.seed.empty()) {
     // An operator without families searches its seed: the seed's param domains when it declares
     // some, else the seed alone (measured and analysed against the incumbent, sealed when it wins).
@@ -67,14 +70,16 @@ bool RunState::Begin(std::string* err) {
                      op_.name, op_.seed);
       families_.push_back(std::move(seed));
     } else {
-      spdlog::warn("seed {} skipped: {}", op_.seed, FormatDiagnostics(diags));
+      Degrade("seed", "seed " + op_.seed + " skipped: " + FormatDiagnostics(diags));
     }
   }
 
   Diagnostics kb_diags;
   std::string kb_dir = KnowledgeDir();
   have_kb_ = !kb_dir.empty() && LoadKnowledgeBase(kb_dir, &kb_, &kb_diags);
-  if (!have_kb_) spdlog::warn("knowledge base not loaded: {}", kb_dir.empty() ? "no knowledge/ folder" : FormatDiagnostics(kb_diags));
+  if (!have_kb_)
+    Degrade("knowledge", "knowledge base not loaded: " +
+                             (kb_dir.empty() ? std::string("no knowledge/ folder") : FormatDiagnostics(kb_diags)));
 
   if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
   if (incumbent_.seal_id.empty()) {
@@ -106,8 +111,8 @@ bool RunState::Begin(std::string* err) {
         services_.evaluator, req, [&](const std::string& c) { return &incumbent_.For(c); },
         [&](const std::string&) { return &expert_.kernel; });
     if (!Timed(r.outcome)) {
-      spdlog::warn("{} no longer passes ({}: {}); the expert reference is the incumbent", incumbent_.label,
-                   OutcomeName(r.outcome), r.detail);
+      Degrade("incumbent", incumbent_.label + " no longer passes (" + OutcomeName(r.outcome) + ": " + r.detail +
+                               "); the expert reference is the incumbent");
       incumbent_ = expert_;
     } else {
       for (const ConfigResult& c : r.configs) expert_us_[c.config] = c.incumbent.median_us;
@@ -134,13 +139,16 @@ bool RunState::Begin(std::string* err) {
       preq.op = &op_;
       preq.kernel = part.size() == 1 ? incumbent_.For(part[0]) : incumbent_.kernel;
       preq.configs = part;
-      if (!services_.evaluator->Profile(preq, &incumbent_profiles_, &perr)) {
+      std::vector<KernelProfile> profiles;
+      if (!services_.evaluator->Profile(preq, &profiles, &perr)) {
         profiled = false;
         break;
       }
+      AttachSass(preq.kernel, &profiles);
+      incumbent_profiles_.insert(incumbent_profiles_.end(), profiles.begin(), profiles.end());
     }
     if (!profiled) {
-      spdlog::warn("incumbent not profiled: {}", perr);
+      Degrade("profile", "incumbent not profiled: " + perr);
     } else if (services_.store) {
       std::vector<Observation> all;
       for (KernelProfile& prof : incumbent_profiles_) {
@@ -149,7 +157,7 @@ bool RunState::Begin(std::string* err) {
         std::string aerr;
         bool ok = have_kb_ ? AnalyzeAndRecord(*services_.store, kb_, op_, opts_.arch, device_, prof, &obs, &aerr)
                            : AnalyzeAndRecord(*services_.store, op_, opts_.arch, prof, &obs, &aerr);
-        if (!ok) spdlog::warn("analysis of the incumbent on {} failed: {}", prof.config, aerr);
+        if (!ok) Degrade("analysis", "analysis of the incumbent on " + prof.config + " failed: " + aerr);
         all.insert(all.end(), obs.begin(), obs.end());
       }
       incumbent_summary_ = RenderObservations(all);
@@ -186,7 +194,7 @@ bool RunState::Begin(std::string* err) {
         if (have) {
           a.family = cand.family;
           std::string perr;
-          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) spdlog::warn("attempt {}: {}", rec.id, perr);
+          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) Degrade("resume", "attempt " + rec.id + ": " + perr);
         }
         history_.push_back(std::move(a));
       }
@@ -213,7 +221,7 @@ bool RunState::Begin(std::string* err) {
     std::string perr;
     if (!LoadPriorResults(*services_.store, op_, opts_.arch, opts_.configs, run_id_, kPriorResults, &prior_results_,
                           &perr))
-      spdlog::warn("results of earlier runs not loaded: {}", perr);
+      Degrade("prior_results", "results of earlier runs not loaded: " + perr);
     else if (!prior_results_.empty())
       spdlog::info("{} results of earlier runs to start from; best: {} {}", prior_results_.size(),
                    prior_results_[0].family, prior_results_[0].source);
@@ -248,7 +256,7 @@ ProposalContext RunState::Context() {
   if (services_.store) {
     std::string err;
     if (!RetrieveDecisions(*services_.store, opts_.arch, op_.category, "", 32, &ctx.decisions, &err))
-      spdlog::warn("decisions not retrieved: {}", err);
+      Degrade("retrieval", "decisions not retrieved: " + err);
   }
   return ctx;
 }
@@ -310,7 +318,7 @@ void RunState::Learn(const Proposal& p, const std::string& hash, const std::stri
   std::vector<DecisionRecord> updated;
   std::string err;
   if (!RecordAttemptEvidence(*services_.store, in, &updated, &err)) {
-    spdlog::warn("attempt {}: evidence not recorded: {}", attempt_id, err);
+    Degrade("evidence", "attempt " + attempt_id + ": evidence not recorded: " + err);
     return;
   }
   for (const DecisionRecord& d : updated) {
@@ -418,10 +426,16 @@ void RunState::Progress(const AttemptSummary& a) {
   services_.progress(line);
 }
 
+void RunState::Degrade(const std::string& stage, const std::string& reason) {
+  for (const DegradedStage& d : summary_->degraded)
+    if (d.stage == stage && d.reason == reason) return;
+  spdlog::warn("{} degraded: {}", stage, reason);
+  summary_->degraded.push_back({stage, reason});
+}
+
 void RunState::FillConfigComparisons(const EvalResult& r) {
   summary_->configs.clear();
-  double log_vs_expert = 0;
-  int n = 0;
+  std::vector<double> vs_expert;
   for (const ConfigResult& c : r.configs) {
     ConfigComparison cc;
     cc.config = c.config;
@@ -435,13 +449,10 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
     TimeComparison t = CompareConfig(c);
     cc.verdict = "best " + Fmt3(cc.speedup) + "x, " + DirectionWords(t.direction);
     cc.incumbent_sol_pct = cc.incumbent_us > 0 && c.sol_us > 0 ? 100.0 * c.sol_us / cc.incumbent_us : 0;
-    if (cc.speedup_vs_expert > 0) {
-      log_vs_expert += std::log(cc.speedup_vs_expert);
-      ++n;
-    }
+    if (cc.speedup_vs_expert > 0) vs_expert.push_back(cc.speedup_vs_expert);
     summary_->configs.push_back(cc);
   }
-  summary_->best_speedup_vs_expert = n ? std::exp(log_vs_expert / n) : 0;
+  summary_->best_speedup_vs_expert = Geomean(vs_expert);
 }
 
 void RunState::KeepWinner(Best candidate) {
@@ -510,50 +521,32 @@ bool RunState::WriteSeal(const Best& primary, const EvalResult& confirmation, co
                          nlohmann::json metadata, const std::map<std::string, int>& kernel_of_config,
                          std::string* err) {
   FillConfigComparisons(confirmation);
-  SealRecord seal;
-  seal.operator_name = op_.name;
-  seal.arch = opts_.arch;
-  seal.candidate_hash = primary.hash;
-  seal.params_json = ParamsJson(primary.proposal.params);
-  seal.parent = incumbent_.seal_id;
-  seal.run_id = run_id_;
-  seal.cubin_sha256 = primary.cubin_sha256;
-  seal.toolchain = "nvrtc " + Compiler::NvrtcVersion();
-  seal.driver = driver_;
-  seal.device = device_;
-  double log_sum = 0;
-  nlohmann::json configs = nlohmann::json::array();
-  for (const ConfigResult& c : confirmation.configs) {
-    seal.config_us[c.config] = c.candidate.median_us;
-    log_sum += std::log(c.incumbent.median_us / c.candidate.median_us);
-    nlohmann::json row = {{"config", c.config},
-                          {"median_us", c.candidate.median_us},
-                          {"rel_noise", c.candidate.rel_noise},
-                          {"incumbent_us", c.incumbent.median_us},
-                          {"rel_l2", c.correctness.rel_l2},
-                          {"max_abs", c.correctness.max_abs},
-                          {"sol_pct", c.sol_pct}};
-    auto k = kernel_of_config.find(c.config);
-    if (k != kernel_of_config.end()) row["kernel"] = k->second;
-    configs.push_back(std::move(row));
-  }
-  seal.geomean_speedup = std::exp(log_sum / static_cast<double>(confirmation.configs.size()));
-  metadata["incumbent"] = incumbent_.label;
-  metadata["verdict"] = verdict.reason;
-  metadata["configs"] = configs;
-  seal.metadata_json = metadata.dump();
-  seal.id = Sha256Hex(seal.operator_name + "\n" + seal.arch + "\n" + seal.candidate_hash + "\n" + seal.params_json +
-                      "\n" + seal.cubin_sha256 + "\n" + seal.metadata_json + "\n" + seal.device + "\n" + run_id_ +
-                      "\n" + NowIso8601());
+  SealOrigin origin;
+  origin.operator_name = op_.name;
+  origin.arch = opts_.arch;
+  origin.candidate_hash = primary.hash;
+  origin.cubin_sha256 = primary.cubin_sha256;
+  origin.params = primary.proposal.params;
+  origin.family = metadata.value("family", std::string());
+  origin.rationale = metadata.value("rationale", std::string());
+  if (metadata.contains("mechanisms") && metadata["mechanisms"].is_array())
+    for (const nlohmann::json& m : metadata["mechanisms"])
+      if (m.is_string()) origin.mechanisms.push_back(m.get<std::string>());
+  if (metadata.contains("dispatch")) origin.dispatch_json = metadata["dispatch"].dump();
+  origin.kernel_of_config = kernel_of_config;
+  origin.parent = incumbent_.seal_id;
+  origin.incumbent_label = incumbent_.label;
+  origin.run_id = run_id_;
+  origin.toolchain = "nvrtc " + Compiler::NvrtcVersion();
+  origin.driver = driver_;
+  origin.device = device_;
+  SealRecord seal = BuildSealRecord(origin, confirmation, verdict);
   if (services_.store && !services_.store->AddSeal(seal, err)) return false;
   summary_->seal_id = seal.id;
   summary_->seal_reason = "sealed: " + verdict.reason;
   summary_->sealed_candidate_hash = primary.hash;
   summary_->sealed_kernel = KernelText(primary);
-  summary_->sealed_mechanisms.clear();
-  if (metadata.contains("mechanisms") && metadata["mechanisms"].is_array())
-    for (const nlohmann::json& m : metadata["mechanisms"])
-      if (m.is_string()) summary_->sealed_mechanisms.push_back(m.get<std::string>());
+  summary_->sealed_mechanisms = origin.mechanisms;
   return true;
 }
 

@@ -12,7 +12,7 @@
 #include "forgek/dispatch.h"
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "run/prior_results.h"
 
 namespace forgek {
@@ -87,6 +87,8 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  // A stage that goes on without its input: logged, and said in the summary (once per reason).
+  void Degrade(const std::string& stage, const std::string& reason);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;

@@ -55,6 +55,10 @@ std::string RunSummaryText(const RunSummary& s) {
     out += "decisions learned:\n";
     for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
   }
+  if (!s.degraded.empty()) {
+    out += "degraded:\n";
+    for (const DegradedStage& d : s.degraded) out += "  " + d.stage + ": " + d.reason + "\n";
+  }
   out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
   return out;
 }
@@ -76,6 +80,8 @@ std::string RunSummaryJson(const RunSummary& s) {
     dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
+  nlohmann::json degraded = nlohmann::json::array();
+  for (const DegradedStage& d : s.degraded) degraded.push_back({{"stage", d.stage}, {"reason", d.reason}});
   nlohmann::json j = {{"run_id", s.run_id},
                       {"operator", s.operator_name},
                       {"arch", s.arch},
@@ -95,6 +101,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
                       {"dispatch", dispatch},
+                      {"degraded", degraded},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "eval/timing_stats.h"
+#include "protocol/timing_stats.h"
 #include "worker/config_buffers.h"
 
 namespace forgek::worker {

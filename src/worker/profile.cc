@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "eval/timing_stats.h"
+#include "protocol/timing_stats.h"
 #include "forgek/cupti.h"
 #include "worker/config_buffers.h"
 

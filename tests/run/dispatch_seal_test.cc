@@ -13,7 +13,7 @@
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "loop_fixture.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "scripted_evaluator.h"
 
 namespace forgek {
@@ -93,6 +93,17 @@ TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgai
   EXPECT_TRUE(std::filesystem::exists(dir + "/kernel.cubin"));
   EXPECT_NE(ReadFile(dir + "/README.md").find("## A dispatch"), std::string::npos);
   EXPECT_NE(SealDiffText(store, seal, seal).find("kernel small"), std::string::npos);
+
+  // Verification measures each config with the kernel its table names, against the reference.
+  evaluator.requests.clear();
+  SealVerification verified = VerifySeal(evaluator, store, compiler, fx.op, seal);
+  EXPECT_EQ(verified.status, SealVerification::Status::holds) << verified.text;
+  ASSERT_EQ(evaluator.requests.size(), 2u);
+  for (const EvalRequest& r : evaluator.requests) {
+    ASSERT_EQ(r.configs.size(), 1u);
+    EXPECT_EQ(r.candidate.params.at("TILE") >= 4, r.configs[0] == "small") << r.configs[0];
+    EXPECT_EQ(r.incumbent.library, "scripted.reference");
+  }
 
   // The next run's incumbent is the dispatch: each config is timed against the kernel serving it.
   evaluator.requests.clear();

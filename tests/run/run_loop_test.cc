@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -273,6 +275,77 @@ TEST(RunLoop, SeveralGpusShareTheBatchAndEachTimesAgainstItsOwnIncumbent) {
   EXPECT_GT(candidates1, 0u) << "the extra GPUs evaluated nothing";
   for (ScriptedEvaluator* g : {&gpu0, &gpu1, &gpu2})
     for (const EvalRequest& r : g->requests) EXPECT_EQ(r.incumbent.library, "scripted.reference");
+}
+
+}  // namespace
+}  // namespace forgek
+
+namespace forgek {
+namespace {
+
+// A run that loses its knowledge folder and the incumbent's profile goes on, and says so: the
+// summary text and --json name each degraded stage with its reason.
+TEST(RunLoop, ADegradedRunSaysWhichStagesDegradedAndWhy) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(Model);
+  evaluator.profile_error = "config small: CUPTI is not available";
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 2;
+  opts.allow_seal = false;
+  const char* before = std::getenv("FORGEK_KNOWLEDGE");
+  const std::string saved = before ? before : "";
+  setenv("FORGEK_KNOWLEDGE", fx.dir.file("no-such-knowledge").c_str(), 1);
+  RunSummary summary;
+  const bool ok = RunOptimisation(fx.op, opts, services, &summary, &err);
+  if (before) setenv("FORGEK_KNOWLEDGE", saved.c_str(), 1); else unsetenv("FORGEK_KNOWLEDGE");
+  ASSERT_TRUE(ok) << err;
+  EXPECT_EQ(summary.attempts, 2) << "a degraded run still runs";
+
+  std::map<std::string, std::string> stages;
+  for (const DegradedStage& d : summary.degraded) stages[d.stage] = d.reason;
+  ASSERT_TRUE(stages.count("knowledge")) << RunSummaryText(summary);
+  EXPECT_NE(stages["knowledge"].find("no knowledge/ folder"), std::string::npos) << stages["knowledge"];
+  ASSERT_TRUE(stages.count("profile")) << RunSummaryText(summary);
+  EXPECT_NE(stages["profile"].find("CUPTI is not available"), std::string::npos) << stages["profile"];
+
+  const std::string text = RunSummaryText(summary);
+  EXPECT_NE(text.find("degraded:\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  profile: incumbent not profiled: config small: CUPTI is not available\n"), std::string::npos)
+      << text;
+  nlohmann::json j = nlohmann::json::parse(RunSummaryJson(summary));
+  ASSERT_TRUE(j["degraded"].is_array());
+  bool knowledge = false, profile = false;
+  for (const nlohmann::json& d : j["degraded"]) {
+    knowledge |= d.value("stage", "") == "knowledge" && !d.value("reason", "").empty();
+    profile |= d.value("stage", "") == "profile" && d.value("reason", "").find("CUPTI") != std::string::npos;
+  }
+  EXPECT_TRUE(knowledge && profile) << j["degraded"].dump();
+}
+
+TEST(RunLoop, AHealthyRunHasNoDegradedStage) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(Model);
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 1;
+  opts.allow_seal = false;
+  RunSummary summary;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &summary, &err)) << err;
+  // The broken family compiles badly but loads; the shipped knowledge folder is found.
+  EXPECT_TRUE(summary.degraded.empty()) << RunSummaryText(summary);
+  EXPECT_EQ(RunSummaryText(summary).find("degraded:"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(RunSummaryJson(summary))["degraded"].empty());
 }
 
 }  // namespace

@@ -22,7 +22,6 @@ class ScriptedEvaluator : public Evaluator {
   EvalResult Evaluate(const EvalRequest& req) override {
     requests.push_back(req);
     EvalResult r;
-    double log_sum = 0;
     for (const ConfigSpec& c : req.op->configs) {
       if (!req.configs.empty() && std::find(req.configs.begin(), req.configs.end(), c.name) == req.configs.end())
         continue;
@@ -42,17 +41,16 @@ class ScriptedEvaluator : public Evaluator {
       cr.speedup = cr.incumbent.median_us / t;
       cr.sol_us = 10;
       cr.sol_pct = 100 * cr.sol_us / t;
-      log_sum += std::log(cr.speedup);
       r.configs.push_back(cr);
     }
-    r.geomean_speedup = std::exp(log_sum / static_cast<double>(r.configs.size()));
     GeomeanComparison g = CompareOnConfigs(r.configs);  // the worker evaluator's rule
+    r.geomean_speedup = g.speedup;
     r.outcome = TimedOutcome(g.direction);
     r.detail = g.Summary();
     return r;
   }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
-    (void)err;
+    if (!profile_error.empty()) return *err = profile_error, false;
     for (const ConfigSpec& c : req.op->configs) {
       KernelProfile p;
       p.config = c.name;
@@ -74,6 +72,7 @@ class ScriptedEvaluator : public Evaluator {
   std::string DeviceName() const override { return "Scripted GPU"; }
 
   std::vector<EvalRequest> requests;
+  std::string profile_error;  // when set, every Profile fails with it
 
  private:
   TimeModel model_;

@@ -104,7 +104,7 @@ TEST(Verdict, GeomeanNoiseIsPropagated) {
 }
 
 TEST(Verdict, VerifyHoldsAgainstTheExpertAndReportsDriftOnly) {
-  EvalResult now = Confirmation({{90, 100}, {100.5, 100}});  // c1 at parity with the expert: holds
+  EvalResult now = Confirmation({{90, 100}, {100.5, 100}});  // c1 within noise of the expert: holds
   VerifyVerdict v = DecideVerify(now, 2, {{"c0", 80}, {"c1", 100.5}});
   EXPECT_TRUE(v.holds) << v.reason;
   ASSERT_EQ(v.configs.size(), 2u);

@@ -1,5 +1,5 @@
 // Timing statistics, the stop rule and speed-of-light arithmetic.
-#include "eval/timing_stats.h"
+#include "protocol/timing_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace forgek::cli {
+namespace forgek {
 
 // The release in the text of /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64
 // Kernel Module  580.159.04  Thu ..."), or "" when the text has none.
@@ -13,4 +13,4 @@ std::string NvidiaModuleRelease(const std::string& proc_text);
 // CUDA version the driver supports (cuDriverGetVersion, e.g. 13000); either part may be missing.
 std::string DriverDescription(int cuda_driver_version, const std::string& proc_path = "/proc/driver/nvidia/version");
 
-}  // namespace forgek::cli
+}  // namespace forgek

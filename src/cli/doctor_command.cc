@@ -1,12 +1,7 @@
 // `forgek doctor`: checks the toolkit, libraries, folders, LLM settings and GPU a run depends on.
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,12 +13,14 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
-#include "cli/driver_version.h"
+#include "run/driver_version.h"
 #include "cli/gpu_session.h"
+#include "forgek/calibration.h"
 #include "forgek/library_reference.h"
 #include "forgek/store.h"
 #include "forgek/compile.h"
 #include "forgek/paths.h"
+#include "forgek/subprocess.h"
 #include "forgek/worker_protocol.h"
 
 namespace forgek::cli {
@@ -37,76 +34,6 @@ struct Check {
 };
 
 // ---- running `forgek worker ...` without opening a CUDA context here ----
-
-struct ChildOutput {
-  bool started = false;
-  bool timed_out = false;
-  int exit_code = -1;
-  std::string out, err;
-};
-
-// Runs `argv` with stdin closed, collecting both streams, and kills it after `timeout_s`.
-ChildOutput RunChild(const std::vector<std::string>& argv, double timeout_s) {
-  ChildOutput r;
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0) return r;
-  if (pipe(err_pipe) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return r;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    return r;
-  }
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    std::vector<char*> args;
-    std::vector<std::string> copy = argv;
-    for (std::string& a : copy) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  r.started = true;
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      r.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
-    for (pollfd& p : fds) {
-      if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = read(p.fd, buf, sizeof buf);
-      if (n <= 0) {
-        close(p.fd);
-        p.fd = -1;
-        --open_fds;
-      } else {
-        (&p == &fds[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  for (pollfd& p : fds)
-    if (p.fd >= 0) close(p.fd);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return r;
-}
 
 // The last line of `text` that parses as a JSON object (logs may precede it).
 bool LastJsonLine(const std::string& text, nlohmann::json* out) {
@@ -129,7 +56,7 @@ std::string FirstLine(const std::string& text) {
 }
 
 // Why a worker run gave no usable answer, in words a user can act on.
-std::string WorkerFailure(const std::string& what, const ChildOutput& c, double timeout_s) {
+std::string ChildFailure(const std::string& what, const ProcessOutput& c, double timeout_s) {
   if (!c.started) return "could not start `" + what + "`";
   if (c.timed_out) return "`" + what + "` did not answer within " + std::to_string(static_cast<int>(timeout_s)) +
                           " s (a hung driver or GPU?)";
@@ -331,10 +258,10 @@ Check CheckGpu(const std::string& arch, nlohmann::json* probe_json) {
   Check c{"gpu"};
   constexpr double kTimeoutS = 30;
   std::string self = SelfExecutablePath();
-  ChildOutput out = RunChild({self, "worker", "--probe"}, kTimeoutS);
+  ProcessOutput out = RunProcess({self, "worker", "--probe"}, kTimeoutS);
   nlohmann::json j;
   if (out.timed_out || !LastJsonLine(out.out, &j)) {
-    c.detail = WorkerFailure("forgek worker --probe", out, kTimeoutS);
+    c.detail = ChildFailure("forgek worker --probe", out, kTimeoutS);
     return c;
   }
   *probe_json = j;
@@ -374,10 +301,10 @@ Check CheckGpu(const std::string& arch, nlohmann::json* probe_json) {
 Check CheckCalibration(nlohmann::json* peaks_json) {
   Check c{"calibrate"};
   constexpr double kTimeoutS = 600;
-  ChildOutput out = RunChild({SelfExecutablePath(), "worker", "--calibrate"}, kTimeoutS);
+  ProcessOutput out = RunProcess({SelfExecutablePath(), "worker", "--calibrate"}, kTimeoutS);
   nlohmann::json j;
   if (out.timed_out || !LastJsonLine(out.out, &j)) {
-    c.detail = WorkerFailure("forgek worker --calibrate", out, kTimeoutS);
+    c.detail = ChildFailure("forgek worker --calibrate", out, kTimeoutS);
     return c;
   }
   *peaks_json = j;

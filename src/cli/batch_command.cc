@@ -1,6 +1,4 @@
 // `forgek batch OPS...`: several operators at once, one `forgek run` per free GPU, then a summary table.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,9 +27,8 @@
 #include "forgek/paths.h"
 #include "forgek/scoreboard.h"
 #include "forgek/store.h"
+#include "forgek/subprocess.h"
 #include "forgek/worker_client.h"
-
-extern char** environ;
 
 namespace forgek::cli {
 namespace {
@@ -81,19 +78,13 @@ class ProcessLauncher : public RunLauncher {
 
     std::string out_path = log_dir_ + "/" + op + ".json";
     std::string log_path = log_dir_ + "/" + op + ".log";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> cargv;
-    for (std::string& s : argv) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
+    SpawnOptions io;
+    io.stdout_path = out_path;
+    io.stderr_path = log_path;
     pid_t pid = -1;
-    int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      *err = std::string("cannot start forgek run: ") + std::strerror(rc);
+    std::string why;
+    if (!SpawnProcess(argv, io, &pid, &why)) {
+      *err = "cannot start forgek run: " + why;
       return false;
     }
     *handle = static_cast<int>(pid);
@@ -112,7 +103,7 @@ class ProcessLauncher : public RunLauncher {
       return false;
     }
     *handle = static_cast<int>(pid);
-    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    *exit_code = ExitCodeOf(status);
     std::ifstream f(outputs_[*handle]);
     std::stringstream ss;
     ss << f.rdbuf();

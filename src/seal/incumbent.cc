@@ -1,5 +1,5 @@
 // Preparing the incumbent and the expert reference of a run.
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,32 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "forgek/hash.h"
+#include "forgek/params.h"
 #include "forgek/store.h"
 
 namespace forgek {
-
-bool ParseParamsJson(const std::string& text, ParamAssignment* out, std::string* err) {
-  nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
-  if (!j.is_object()) {
-    *err = "params are not a JSON object: " + text;
-    return false;
-  }
-  out->clear();
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      *err = "param " + it.key() + " is not an integer";
-      return false;
-    }
-    (*out)[it.key()] = it.value().get<int64_t>();
-  }
-  return true;
-}
-
-std::string ParamsJson(const ParamAssignment& params) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : params) j[name] = value;
-  return j.dump();
-}
 
 bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate& c, const ParamAssignment& params,
                    const std::string& label, KernelUnderTest* out, CompileResult* result, std::string* feedback) {

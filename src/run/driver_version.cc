@@ -1,11 +1,11 @@
 // The GPU driver's release, from /proc and the CUDA driver API's version number.
-#include "cli/driver_version.h"
+#include "run/driver_version.h"
 
 #include <fstream>
 #include <regex>
 #include <sstream>
 
-namespace forgek::cli {
+namespace forgek {
 
 std::string NvidiaModuleRelease(const std::string& proc_text) {
   // The first line names the module and then its release, the first word made of dotted numbers:
@@ -29,4 +29,4 @@ std::string DriverDescription(int cuda_driver_version, const std::string& proc_p
   return cuda.empty() ? release : release + " (" + cuda + ")";
 }
 
-}  // namespace forgek::cli
+}  // namespace forgek

@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/params_option.h"
-#include "run/incumbent.h"
+#include "seal/incumbent.h"
 #include "forgek/store.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"

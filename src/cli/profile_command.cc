@@ -153,6 +153,7 @@ void RunProfile(Context& ctx, const ProfileArgs& a) {
   req.metrics = SplitCommas(a.metrics);
   std::vector<KernelProfile> profiles;
   if (!session.evaluator->Profile(req, &profiles, &err)) throw Failure("profiling " + kernel.label + " failed: " + err);
+  AttachSass(kernel, &profiles);
 
   KnowledgeBase kb;
   Diagnostics diags;

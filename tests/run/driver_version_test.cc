@@ -1,5 +1,5 @@
 // Tests of reading the driver's release for seals and device records.
-#include "cli/driver_version.h"
+#include "run/driver_version.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "test_util.h"
 
-namespace forgek::cli {
+namespace forgek {
 namespace {
 
 TEST(DriverVersion, ReadsTheKernelModuleRelease) {
@@ -36,4 +36,4 @@ TEST(DriverVersion, DescribesReleaseAndCudaVersion) {
 }
 
 }  // namespace
-}  // namespace forgek::cli
+}  // namespace forgek

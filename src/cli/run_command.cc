@@ -13,8 +13,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
-#include "forgek/builtin_agent.h"
-#include "forgek/llm.h"
+#include "forgek/agent_factory.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
 #include "forgek/run.h"
@@ -64,83 +63,27 @@ void OnInterrupt(int) {
   (void)unused;
 }
 
-// Records LLM exchanges in the store under the run once the run has an id.
-class StoreExchangeRecorder : public ExchangeRecorder {
- public:
-  explicit StoreExchangeRecorder(Store* store) : store_(store) {}
-  void SetRun(const std::string& run_id) {
-    run_id_ = run_id;
-    for (const LlmExchange& x : pending_) Write(x);
-    pending_.clear();
+// The agent the options name; usage errors (exit 2) for missing options, failures for the rest.
+std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRecorder* recorder) {
+  AgentChoice choice;
+  choice.kind = a.agent;
+  choice.seed = a.seed;
+  choice.replay_from = a.from;
+  if (a.agent != "builtin") {
+    LlmOptions& o = choice.llm;
+    if (!ParseLlmProvider(a.provider, &o.provider))
+      throw UsageError("--provider must be openai or anthropic, not '" + a.provider + "'");
+    o.model = a.model;
+    o.base_url = a.base_url;
+    o.key_env = a.api_key_env;
+    o.max_cost_usd = a.max_cost;
+    o.max_tokens = a.max_tokens;
+    if (a.agent == "llm" && a.model.empty()) throw UsageError("--agent llm needs --model");
+    if (a.agent == "replay" && a.from.empty())
+      throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
   }
-  void Record(const LlmExchange& x) override {
-    if (run_id_.empty()) pending_.push_back(x);
-    else Write(x);
-  }
-
- private:
-  void Write(const LlmExchange& x) {
-    if (!store_) return;
-    ExchangeRecord rec;
-    rec.run_id = run_id_;
-    rec.iteration = iteration_;
-    rec.turn = x.purpose == "propose" ? 0 : 1;
-    rec.provider = x.provider;
-    rec.model = x.model;
-    rec.request_json = LlmExchangeToJson(x);  // the whole exchange (headers redacted) for replay
-    rec.response_json = x.response_body;
-    rec.http_status = static_cast<int>(x.status);
-    rec.prompt_tokens = x.input_tokens;
-    rec.completion_tokens = x.output_tokens;
-    rec.cost_usd = x.cost_usd;
-    rec.latency_s = x.latency_s;
-    rec.error = x.error;
-    std::string err;
-    if (!store_->AddExchange(&rec, &err)) spdlog::warn("LLM exchange not recorded: {}", err);
-    ++iteration_;
-  }
-  Store* store_;
-  std::string run_id_;
-  std::vector<LlmExchange> pending_;
-  int iteration_ = 0;
-};
-
-std::unique_ptr<Agent> MakeAgent(const RunArgs& a, Store* store, StoreExchangeRecorder* recorder) {
-  if (a.agent == "builtin") {
-    BuiltinAgentOptions o;
-    o.seed = a.seed;
-    return std::make_unique<BuiltinAgent>(o);
-  }
-  LlmOptions o;
-  if (!ParseLlmProvider(a.provider, &o.provider))
-    throw UsageError("--provider must be openai or anthropic, not '" + a.provider + "'");
-  o.model = a.model;
-  o.base_url = a.base_url;
-  o.key_env = a.api_key_env;
-  o.max_cost_usd = a.max_cost;
-  o.max_tokens = a.max_tokens;
   std::string err;
-  if (a.agent == "llm") {
-    if (a.model.empty()) throw UsageError("--agent llm needs --model");
-    std::unique_ptr<LlmAgent> agent = LlmAgent::Create(o, recorder, &err);
-    if (!agent) throw Failure(err);
-    return agent;
-  }
-  // replay
-  if (a.from.empty()) throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
-  if (!store) throw Failure("--agent replay needs the knowledge store that holds run " + a.from);
-  std::vector<ExchangeRecord> records;
-  if (!store->ListExchanges(a.from, &records, &err)) throw Failure(err);
-  if (records.empty()) throw Failure("run " + a.from + " has no recorded LLM exchanges to replay");
-  std::vector<LlmExchange> exchanges;
-  for (const ExchangeRecord& r : records) {
-    LlmExchange x;
-    if (!LlmExchangeFromJson(r.request_json, &x, &err))
-      throw Failure("exchange " + r.id + " of run " + a.from + " cannot be replayed: " + err);
-    exchanges.push_back(std::move(x));
-  }
-  if (o.model.empty()) o.model = exchanges.front().model;
-  std::unique_ptr<ReplayAgent> agent = ReplayAgent::Create(o, std::move(exchanges), recorder, &err);
+  std::unique_ptr<Agent> agent = MakeAgent(choice, store, recorder, &err);
   if (!agent) throw Failure(err);
   return agent;
 }
@@ -198,7 +141,7 @@ void Run(Context& ctx, const RunArgs& a) {
   Compiler compiler(copts);
 
   StoreExchangeRecorder recorder(&store);
-  std::unique_ptr<Agent> agent = MakeAgent(a, &store, &recorder);
+  std::unique_ptr<Agent> agent = AgentFromArgs(a, &store, &recorder);
 
   bool live = isatty(2) && !ctx.quiet && std::getenv("CI") == nullptr;
   RunServices services;

@@ -67,8 +67,4 @@ bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& co
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
                    Incumbent* out, std::string* err);
 
-// Parses a params JSON object ({"BM":128}) into an assignment.
-bool ParseParamsJson(const std::string& text, ParamAssignment* out, std::string* err);
-std::string ParamsJson(const ParamAssignment& params);
-
 }  // namespace forgek

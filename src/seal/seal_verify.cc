@@ -1,0 +1,103 @@
+// Seal verification: the sealed kernel rebuilt and re-measured against the expert reference now,
+// under the one rule (forgek/verdict.h). The caller brings the evaluator (a GPU session or a test's).
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/dispatch.h"
+#include "forgek/params.h"
+#include "forgek/seal.h"
+#include "seal/incumbent.h"
+
+namespace forgek {
+
+SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+                            const SealRecord& seal) {
+  SealVerification v;
+  auto fail = [&](const std::string& why) {
+    v.status = SealVerification::Status::failure;
+    v.text = "seal " + seal.id.substr(0, 12) + ": " + why + "\n";
+    v.json = nlohmann::json{{"seal", seal.id}, {"ok", false}, {"error", why}}.dump();
+    return v;
+  };
+  std::string err;
+  if (!seal.device.empty() && evaluator.DeviceName() != seal.device)
+    spdlog::warn("seal {} was timed on {}, this is {}: times are compared anyway", seal.id.substr(0, 12), seal.device,
+                 evaluator.DeviceName());
+  CandidateRecord cand;
+  bool found = false;
+  if (!store.GetCandidate(seal.candidate_hash, &cand, &found, &err)) return fail(err);
+  if (!found) return fail("the store does not hold its candidate " + seal.candidate_hash);
+  Candidate source;
+  Diagnostics diags;
+  if (!ParseCandidate("seal.cu", cand.source, &source, &diags)) return fail(FormatDiagnostics(diags));
+  ParamAssignment params;
+  if (!ParseParamsJson(seal.params_json, &params, &err)) return fail(err);
+  EvalRequest req;
+  req.op = &op;
+  CompileResult compiled;
+  std::string feedback;
+  if (!CompileKernel(compiler, seal.arch, source, params, "seal " + seal.id.substr(0, 12), &req.candidate, &compiled,
+                     &feedback))
+    return fail("no longer compiles: " + feedback);
+  Incumbent expert;
+  if (!PrepareExpertReference(op, seal.arch, compiler, &expert, &err)) return fail(err);
+  if (!PrepareGolden(op, seal.arch, compiler, &req.golden, &err)) return fail(err);
+  req.incumbent = expert.kernel;
+  req.seeds = 3;
+  // A dispatch seal is verified config by config, each with the kernel its table names.
+  std::map<std::string, DispatchKernel> per_config;
+  std::set<std::string> reference_configs;
+  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &per_config, &reference_configs, &err)) return fail(err);
+  EvalResult r;
+  if (per_config.empty() && reference_configs.empty()) {
+    r = evaluator.Evaluate(req);
+  } else {
+    std::vector<EvalResult> parts;
+    std::vector<std::string> order;
+    for (const ConfigSpec& c : op.configs) {
+      EvalRequest part = req;
+      part.configs = {c.name};
+      auto it = per_config.find(c.name);
+      if (reference_configs.count(c.name)) part.candidate = expert.kernel;
+      else if (it != per_config.end()) part.candidate = it->second.kernel;
+      parts.push_back(evaluator.Evaluate(part));
+      order.push_back(c.name);
+    }
+    r = MergeResults(parts, order);
+  }
+
+  // The one rule (forgek/verdict.h): the seal holds while it is correct everywhere and slower than
+  // the expert reference, measured interleaved now, on no config.
+  std::vector<std::pair<std::string, double>> sealed(seal.config_us.begin(), seal.config_us.end());
+  VerifyVerdict verdict = DecideVerify(r, op.configs.size(), sealed);
+  const bool regression = !verdict.holds;
+  std::string text = regression ? verdict.reason + "\n" : "";
+  nlohmann::json configs = nlohmann::json::array();
+  for (const VerifyConfig& c : verdict.configs) {
+    const bool slower = c.vs_expert.direction == Direction::slower;
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%-22s %-7s now %10.2f us (sealed %10.2f us, drift %+5.1f%%; expert %10.2f us, %.3fx +- %.1f%%)%s\n",
+                  c.config.c_str(), c.correct ? "ok" : "WRONG", c.now_us, c.sealed_us, 100 * c.drift, c.expert_us,
+                  c.vs_expert.speedup, 100 * c.vs_expert.noise, slower ? "  SLOWER" : "");
+    text += line;
+    configs.push_back({{"config", c.config}, {"correct", c.correct}, {"median_us", c.now_us},
+                       {"sealed_us", c.sealed_us}, {"drift", c.drift}, {"expert_us", c.expert_us},
+                       {"speedup_vs_expert", c.vs_expert.speedup}, {"noise", c.vs_expert.noise},
+                       {"slower", slower}});
+  }
+  v.status = regression ? SealVerification::Status::regression : SealVerification::Status::holds;
+  v.text = "seal " + seal.id.substr(0, 12) + " (" + op.name + ") on " + evaluator.DeviceName() + ": " +
+           (regression ? "REGRESSION" : "holds") + "\n" + text;
+  v.json = nlohmann::json{{"seal", seal.id}, {"ok", !regression}, {"device", evaluator.DeviceName()},
+                          {"outcome", OutcomeName(r.outcome)}, {"reason", verdict.reason}, {"configs", configs}}
+               .dump();
+  return v;
+}
+
+}  // namespace forgek
