@@ -5,7 +5,8 @@
 # To add a step, add one line to STEPS below: "name|command". Output of every step goes to
 # $OUT (or ./device-test-out) as NAME.log; the table shows pass/fail/skip and seconds.
 # ONLY="gpu-tests ops-bench" runs just the named steps (a device call is limited to 10 minutes);
-# BENCH_OPS="gemm_bf16 topk_rows_fp32" limits ops-bench; XRUN_* choose the cross-run experiment.
+# BENCH_OPS="gemm_bf16 topk_rows_fp32" limits ops-bench; XRUN_* choose the cross-run experiment;
+# LEARN_{GEMM,SOFTMAX}_{ITERATIONS,TIME} size the two runs of the learn-gemm / learn-softmax steps.
 set -uo pipefail
 bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
@@ -33,7 +34,27 @@ verify_seals() {
     "$bin/forgek" --store "$1" seal export "$id" "$out/$2-$id" && ls -l "$out/$2-$id" || return 1
   done
 }
-export -f verify_seals
+# learn_twice OP ITERATIONS TIME_S: from an empty store of its own ($out/learn-OP.db), two runs of OP,
+# then what the store learned: `knowledge list` as a table, as JSON, and `knowledge show` of every
+# validated or refuted decision (the comparisons behind it). Files: $out/learn-OP-*.{txt,json}.
+learn_twice() {
+  local db="$PWD/$out/learn-$1.db" pre="$out/learn-$1" rc=0 id
+  rm -f "$db"*
+  for r in 1 2; do
+    timeout $(( $3 + 90 )) "$bin/forgek" --store "$db" --json run --op "$1" --iterations "$2" --time "$3" \
+      --seed "$r" >"$pre-run$r.json" || rc=1
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("run", sys.argv[2], j["best"]["speedup"], j["seal_reason"]); [print("  ", l) for l in j["decisions_learned"][:10] + j.get("knowledge_notes", [])]' "$pre-run$r.json" "$r" || rc=1
+  done
+  "$bin/forgek" --store "$db" knowledge list --op "$1" | tee "$pre-list.txt" || rc=1
+  "$bin/forgek" --store "$db" --json knowledge list --op "$1" >"$pre-list.json" || rc=1
+  for id in $(python3 -c 'import json,sys; print(" ".join(d["id"][:12] for d in json.load(open(sys.argv[1]))["decisions"] if d["verdict"] != "hypothesis"))' "$pre-list.json"); do
+    "$bin/forgek" --store "$db" knowledge show "$id" >>"$pre-show.txt" || rc=1
+  done
+  # What the issue checks: no mechanism of the run's kernels refuted as a whole.
+  python3 -c 'import json,sys; bad=[d["text"] for d in json.load(open(sys.argv[1]))["decisions"] if d["verdict"]=="refuted" and not d["setting"]]; print("whole mechanisms refuted:", bad or "none"); sys.exit(1 if bad else 0)' "$pre-list.json" || rc=1
+  return $rc
+}
+export -f verify_seals learn_twice
 export bin out
 
 # Each step is bounded so that one hang cannot eat the call; the most important steps come first.
@@ -56,6 +77,9 @@ STEPS=(
   # run there, which starts from run 1's seal if it sealed; FRESH_SEED picks run 1's seed.
   "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
   "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations 40 --seed 11"
+  # What forgek learns (docs/KNOWLEDGE.md): two runs from an empty store, then `knowledge list`.
+  "learn-gemm|learn_twice gemm_bf16 ${LEARN_GEMM_ITERATIONS:-40} ${LEARN_GEMM_TIME:-200}"
+  "learn-softmax|learn_twice softmax_fp32 ${LEARN_SOFTMAX_ITERATIONS:-40} ${LEARN_SOFTMAX_TIME:-150}"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"
@@ -100,7 +124,7 @@ echo "== device test $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_
 printf '%s\n' "${rows[@]}"
 echo "== measurements"
 grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
-for f in "$out"/eval-softmax-seed-cached.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
+for f in "$out"/learn-gemm.log "$out"/learn-softmax.log "$out"/eval-softmax-seed-cached.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
   [[ -f $f ]] && { echo "-- $(basename "$f")"; tail -c 1500 "$f"; echo; }
 done
 # The device tool returns at most 8 files: pack every log, summary and store into one.

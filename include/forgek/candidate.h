@@ -46,9 +46,18 @@ struct ParamSpec {
   std::vector<int64_t> values;  // size 1: fixed
 };
 
+// Which params set one mechanism (or one tuning choice such as the tile): two instances of a
+// family that differ only in these params are a controlled comparison of that mechanism's settings.
+struct ControlSpec {
+  std::string mechanism;              // a claimed mechanism id, or a tuning choice ("tile")
+  std::vector<std::string> params;    // the params that set it, in manifest order
+};
+
 struct CandidateManifest {
   std::string name;
+  std::vector<std::string> archs;  // the archs it is written for (sm90, sm100); empty: every arch
   std::vector<std::string> mechanisms;
+  std::vector<ControlSpec> controls;  // "controls": {"mechanism": ["PARAM", ...]}; a param in at most one
   std::vector<ParamSpec> params;                          // in file order
   std::vector<std::pair<std::string, std::string>> lets;  // in file order
   std::vector<std::string> constraints;
@@ -57,6 +66,10 @@ struct CandidateManifest {
   std::vector<LaunchSpec> launches;
 
   bool IsFamily() const;  // any param with more than one value
+  // The control group a param belongs to, or null.
+  const ControlSpec* ControlOf(const std::string& param) const;
+  bool ForArch(const std::string& arch) const;  // archs is empty or names `arch`
+  std::string ArchsText() const;                // "sm90" or "sm90, sm100"; "every arch" when empty
 };
 
 struct Candidate {

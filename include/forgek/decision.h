@@ -13,6 +13,11 @@ struct RetrievedDecision {
   double effect = 0;          // measured or expected speedup factor (1.10 = +10%)
   double confidence = 0;      // 0..1
   std::string text;           // one line for a prompt
+  std::string setting;        // named setting of the mechanism's controlling params ("stages=4"), or ""
+  std::string regime;         // shape regime it was learned in ("large", "any", ...)
+  std::string basis;          // why it applies: "same operator", "same category", "same arch"
+  bool transferred = false;   // learned on other operators only: a prior to confirm, not a fact here
+  std::string id;             // decision id in the store
 };
 
 }  // namespace forgek

@@ -13,6 +13,7 @@
 #include "forgek/operator_spec.h"
 #include "forgek/profile.h"
 #include "forgek/store.h"
+#include "forgek/verdict.h"
 
 namespace forgek {
 
@@ -126,33 +127,98 @@ bool AnalyzeAndRecord(Store& store, const KnowledgeBase& kb, const OperatorSpec&
                       const std::string& device, const KernelProfile& profile,
                       std::vector<Observation>* observations, std::string* err);
 
-// An attempt's outcome as evidence for the mechanisms its candidate claims: per regime of the
-// operator's configs, speedup >= 1.02 supports, <= 0.98 contradicts; outcomes that were never
-// timed (compile_error, wrong, crash, ...) are no evidence. Metric deltas (candidate minus
-// incumbent) are attached when both metric maps are given.
-struct AttemptEvidenceInput {
-  const OperatorSpec* op = nullptr;
-  std::string arch;
-  std::string device;
-  std::string run_id, attempt_id;
+// ---- Controlled comparisons ----
+// Evidence that a setting of a mechanism helps comes only from two timings that differ in nothing
+// but the params that control it (the family's "controls"); see docs/KNOWLEDGE.md.
+
+// A named setting of a control group under `params`: "stages=4", "bm=128,bn=256" (lower-case names,
+// manifest order). Empty when a param of the group is missing.
+std::string NamedSetting(const ControlSpec& control, const ParamAssignment& params);
+// The control group in which `a` and `b` differ when they differ in at least one param and only in
+// params of that one group; null otherwise (then the pair isolates nothing).
+const ControlSpec* ControlledDifference(const CandidateManifest& family, const ParamAssignment& a,
+                                        const ParamAssignment& b);
+
+// One timed instance of a family: its params and per-config results against the run's incumbent.
+struct TimedInstance {
+  std::string attempt_id;     // "" for an ablation variant
   std::string candidate_hash;
-  std::vector<std::string> mechanisms;   // claimed by the manifest
-  ParamAssignment params;                // the settings
-  const EvalResult* result = nullptr;
-  std::map<std::string, double> candidate_metrics, incumbent_metrics;  // optional
+  ParamAssignment params;
+  std::vector<ConfigResult> configs;
 };
-bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::vector<DecisionRecord>* updated,
-                           std::string* err);
+
+// One config of a comparison: the two times (from one interleaved evaluation for an ablation, from
+// two evaluations against the same incumbent for a search pair) and the speedup with its noise.
+struct ComparedConfig {
+  std::string config;
+  double setting_us = 0, against_us = 0;
+  double speedup = 0;  // > 1: the setting is faster (for a search pair: the ratio of the two speedups
+                       // over the incumbent, so that drift between the evaluations cancels)
+  double noise = 0;
+};
+
+// Setting `setting` of `mechanism` against `against`, over the configs of one shape regime.
+struct SettingComparison {
+  std::string kind;           // comparison (two search attempts) | ablation (interleaved in one worker)
+  std::string mechanism;
+  std::string setting, against;                    // "stages=4", "stages=2"
+  ParamAssignment setting_params, against_params;  // the controlling params only
+  std::string regime;
+  double speedup = 0;         // time with `against` / time with `setting` (geomean over the configs)
+  double noise = 0;           // propagated relative noise of that speedup
+  std::vector<ComparedConfig> configs;
+  std::vector<std::string> attempts;    // attempt ids (setting side first) where recorded
+  std::map<std::string, double> metric_deltas;  // metric: setting minus against (when both were profiled)
+  // The same comparison seen from the other side (speedup inverted).
+  SettingComparison Reversed() const;
+};
+
+// Two search attempts of one family, each timed against the same incumbent: per regime, `a`'s
+// setting against `b`'s (the incumbent cancels out of the ratio; noises add). Empty when the pair
+// is not controlled or shares no timed config.
+std::vector<SettingComparison> CompareSearchPair(const OperatorSpec& op, const CandidateManifest& family,
+                                                 const TimedInstance& a, const TimedInstance& b);
+// An ablation: `variant` evaluated with `base` as its incumbent, interleaved in one worker. Per
+// regime, the base's setting against the variant's. Empty when not controlled or not timed.
+std::vector<SettingComparison> CompareAblation(const OperatorSpec& op, const CandidateManifest& family,
+                                               const ParamAssignment& base, const ParamAssignment& variant,
+                                               const EvalResult& result);
+
+// Where a comparison was measured.
+struct ComparisonOrigin {
+  const OperatorSpec* op = nullptr;
+  std::string arch, device, run_id;
+};
+// Records a comparison as evidence on both settings' decisions (the faster side supports its
+// setting, the slower side contradicts its own) in one transaction; `updated` receives both.
+bool RecordComparison(Store& store, const ComparisonOrigin& origin, const SettingComparison& c,
+                      std::vector<DecisionRecord>* updated, std::string* err);
+
+// Each mechanism a candidate claims, checked against its SASS instruction classes: an observation
+// "claim <mechanism> = verified|unverified" for those whose catalogue entry names sass_opcodes
+// (others cannot be checked from SASS and get none). Subject "candidate:<hash>".
+std::vector<Observation> CheckClaimedMechanisms(const std::vector<std::string>& claimed,
+                                                const std::map<std::string, int>& sass_classes,
+                                                const KnowledgeBase& kb, const std::string& operator_name,
+                                                const std::string& arch, const std::string& subject);
 
 // The derived state of a decision from its evidence (used by the store; exposed for tests).
 void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord* d);
 
 // ---- Retrieval ----
 
-// Ranked decisions for (arch, category, regime): regime-specific and "any" ones, validated first,
-// refuted ones last (an agent avoids them), at most `limit`.
-bool RetrieveDecisions(Store& store, const std::string& arch, const std::string& category, const std::string& regime,
-                       int limit, std::vector<RetrievedDecision>* out, std::string* err);
+// What a run asks for: its operator, category and arch, and the shape regimes of its configs.
+struct RetrievalScope {
+  std::string arch, category, operator_name;
+  std::vector<std::string> regimes;   // empty: every regime
+};
+// Decisions that apply to `scope`, ranked: learned on the same operator, then on the same category,
+// then on the same arch (the latter two marked transferred, with their basis); within each, validated
+// before hypothesis before refuted, then by confidence. Regimes match the run's own and "any".
+bool RetrieveDecisions(Store& store, const RetrievalScope& scope, int limit, std::vector<RetrievedDecision>* out,
+                       std::string* err);
+// One line per basis used, for a log: "4 from gemm_bf16 itself, 2 transferred from category gemm".
+std::string DescribeRetrieval(const std::vector<RetrievedDecision>& decisions);
 // Prompt text: what to prefer, what to avoid, with the catalogue's words for each mechanism.
 std::string RenderDecisionsPrompt(const std::vector<RetrievedDecision>& decisions, const KnowledgeBase& kb);
 // Observations rendered as short text lines (the incumbent summary of a proposal context).

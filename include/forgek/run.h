@@ -29,6 +29,8 @@ struct RunOptions {
   double min_gain = 0.01;    // a seal must be at least 1% faster beyond noise
   int confirm = 3;           // `faster` candidates confirmed at most, best first, until one holds
   bool allow_seal = true;
+  int ablations = -1;        // ablations of the best after the search (timed interleaved against it);
+                             // -1: iterations/8, between 1 and 4; 0: none
   std::vector<std::string> configs;  // evaluate only these (sealing then needs every config: off)
   std::string resume_run;    // continue this run's history
 };
@@ -79,6 +81,8 @@ struct RunSummary {
   std::string operator_name, arch, agent, device;
   std::string incumbent;      // "reference (cublas.gemm_bf16)" or "seal <id>"
   std::string stop_reason;    // iterations | time | patience | interrupted | exhausted | error
+  std::string status;         // the run's status in the store: finished | interrupted | failed
+  std::string error;          // why the run failed (status failed), else ""
   int attempts = 0;
   std::map<std::string, int> outcomes;  // outcome name -> count
   double best_speedup = 0;    // geomean vs the incumbent (0: nothing timed)
@@ -88,7 +92,9 @@ struct RunSummary {
   ParamAssignment best_params;
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far
   std::vector<ConfigComparison> configs;
-  std::vector<std::string> decisions_learned;  // one line each
+  std::vector<std::string> decisions_learned;  // decisions this run's comparisons changed, one line each,
+                                               // validated and refuted first
+  std::vector<std::string> knowledge_notes;    // claims checked against SASS, ablations run, retrieval
   std::vector<DispatchRow> dispatch;  // per config, the kernel that serves it (empty: one kernel)
   std::vector<DegradedStage> degraded;         // stages that ran degraded, each reason once
   std::string seal_id;        // "" when nothing was sealed
@@ -103,8 +109,11 @@ struct RunSummary {
   int AttemptsToReach(double speedup) const;
 };
 
-// Runs the loop for `op`. Returns false with `err` only for failures that prevent a run
-// (no incumbent, store errors); a run that stops early still returns true with its summary.
+// Runs the loop for `op`. Returns false with `err` for failures that prevent or end a run (no
+// incumbent, a store error, an exception); a run that stops early still returns true with its
+// summary. A run that had begun is never left `running`: on failure it is recorded `failed` with
+// its reason (best effort: a store that refuses even that write is named in `err`), and
+// `summary` holds what it did (summary->run_id is "" when no run was recorded).
 bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
                      std::string* err);
 
@@ -115,7 +124,9 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
 namespace forgek {
 
 // The end-of-run summary as text for a person (a table per config) and as JSON for scripts.
-std::string RunSummaryText(const RunSummary& s);
+// At most kSummaryDecisionLines decision lines unless `all_decisions` (the CLI's -v).
+constexpr size_t kSummaryDecisionLines = 10;
+std::string RunSummaryText(const RunSummary& s, bool all_decisions = false);
 std::string RunSummaryJson(const RunSummary& s);
 // The exit status of a run that returned its summary: 0 when it ended (budget, patience, an agent
 // with nothing new to offer: exhausted), 1 when the agent failed (HTTP authentication, quota).

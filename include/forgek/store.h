@@ -138,13 +138,16 @@ struct DecisionScope {
   std::string category;
   std::string regime;           // "large", "skinny", "small", ... (see knowledge.h ShapeRegime)
   std::string mechanism;
+  std::string setting;          // a named setting of the params that control it ("stages=4"), or "" for the
+                                // mechanism as a whole (hypotheses from expert kernels)
 };
 
-// One reason to believe (or doubt) a decision: an observation of an expert kernel, or an attempt.
+// One reason to believe (or doubt) a decision: an observation of an expert kernel, or a controlled
+// comparison (two timings that differ only in the params that control the decision's mechanism).
 struct EvidenceRecord {
   std::string id;               // content hash of decision id, kind, source
   std::string decision_id;      // filled by AddEvidence
-  std::string kind;             // observation | attempt
+  std::string kind;             // observation | comparison (two search attempts) | ablation (interleaved)
   std::string source;           // what was seen: "reference kernel nvjet_... on gemm_bf16/8192",
                                 // "attempt <id> of run <id>"
   std::string operator_name;
@@ -152,8 +155,10 @@ struct EvidenceRecord {
   std::string candidate_hash;   // attempts only
   std::string settings_json = "{}";  // the mechanism's settings in that kernel
   bool supports = true;         // false: contradicts
-  double speedup = 0;           // attempts: vs the incumbent (geomean over the regime's configs)
-  std::string metric_deltas_json = "{}";  // metric -> candidate minus incumbent
+  double speedup = 0;           // comparisons: time of the alternative / time with this setting (> 1: helps)
+  double noise = 0;             // comparisons: relative noise of that speedup (verdict.h RatioNoise)
+  std::string detail_json = "{}";  // comparisons: {"against": setting, "attempts": [...], "configs": [...]}
+  std::string metric_deltas_json = "{}";  // metric -> this setting minus the alternative (profiled)
   std::string device;           // GPU it was measured on
   std::string created_at;
 };
@@ -162,9 +167,12 @@ struct EvidenceRecord {
 struct DecisionRecord {
   std::string id;               // content hash of the scope
   DecisionScope scope;
-  std::string settings_json = "{}";  // best-evidenced settings: fastest supporting attempt, else observed
+  std::string settings_json = "{}";  // the setting as params ({"STAGES":4}); {} for a whole mechanism
   std::string verdict = "hypothesis";  // hypothesis | validated | refuted
-  double effect = 1.0;          // geomean speedup of attempt evidence (1.0 when none)
+  double effect = 1.0;          // geomean speedup over its comparisons (1.0 when none)
+  double effect_lo = 1.0, effect_hi = 1.0;  // effect x (1 -/+ its propagated noise)
+  int comparisons = 0;          // controlled comparisons behind it
+  std::vector<std::string> operators;  // operators its evidence comes from
   double confidence = 0;        // 0..1, grows with independent evidence, falls when contradicted
   int supporting = 0, contradicting = 0;  // evidence counts
   std::string text;             // one line for a person or a prompt

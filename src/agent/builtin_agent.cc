@@ -85,24 +85,30 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
     family_index[FamilyKey(op, ctx.families[i])] = static_cast<int>(i);
   }
 
-  // Priors: validated mechanisms raise a family's weight, refuted ones lower it; settings of
-  // validated decisions seed instances, settings of refuted ones are taboo.
+  // Priors. A decision bears on a family that claims its mechanism or has params controlling it.
+  // Validated settings seed instances and raise the family's weight; a refuted setting is avoided in
+  // fresh draws; a refuted whole mechanism lowers the weight. Decisions transferred from other
+  // operators are priors to confirm: they seed and weigh less, and a refuted one forbids nothing.
   std::vector<double> weight(ctx.families.size(), 1.0);
   std::vector<std::vector<ParamAssignment>> preferred(ctx.families.size());
   std::vector<std::vector<ParamAssignment>> taboo(ctx.families.size());
   for (const RetrievedDecision& d : ctx.decisions) {
     ParamAssignment settings = IntegerParamsOf(d.settings);
+    const double trust = d.transferred ? 0.5 : 1.0;
     for (size_t f = 0; f < ctx.families.size(); ++f) {
-      if (!Claims(ctx.families[f], d.mechanism)) continue;
+      const CandidateManifest& m = ctx.families[f].manifest;
+      bool controls = std::any_of(m.controls.begin(), m.controls.end(),
+                                  [&](const ControlSpec& c) { return c.mechanism == d.mechanism; });
+      if (!Claims(ctx.families[f], d.mechanism) && !controls) continue;
+      const bool whole = d.setting.empty();
       if (d.verdict == "validated") {
-        weight[f] *= 1.0 + std::min(2.0, d.confidence * std::max(0.0, d.effect - 1.0) * 4.0);
-        if (!settings.empty()) preferred[f].push_back(settings);
+        weight[f] *= 1.0 + trust * std::min(2.0, d.confidence * std::max(0.0, d.effect - 1.0) * 4.0);
+        if (!whole && !settings.empty()) preferred[f].push_back(settings);
       } else if (d.verdict == "hypothesis") {
-        weight[f] *= 1.0 + 0.5 * d.confidence;
-        if (!settings.empty()) preferred[f].push_back(settings);
-      } else if (d.verdict == "refuted") {
-        if (settings.empty()) weight[f] *= std::max(0.05, 1.0 - 0.8 * d.confidence);
-        else taboo[f].push_back(settings);
+        weight[f] *= 1.0 + 0.5 * trust * d.confidence;
+      } else if (d.verdict == "refuted" && !d.transferred) {
+        if (whole) weight[f] *= std::max(0.05, 1.0 - 0.8 * d.confidence);
+        else if (!settings.empty()) taboo[f].push_back(settings);
       }
     }
   }
@@ -140,9 +146,11 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
       if (Matches(t, p)) return true;
     return false;
   };
-  // Accepts a proposal when it is new to the run and to this batch and avoids refuted settings.
-  auto accept = [&](int f, ParamAssignment params, std::string rationale) {
-    if (is_taboo(f, params)) return false;
+  // Accepts a proposal when it is new to the run and to this batch and (unless `warm`) avoids
+  // refuted settings. A warm start is an earlier run's measured winner: a refuted setting measured
+  // in some other context never hides it.
+  auto accept = [&](int f, ParamAssignment params, std::string rationale, bool warm = false) {
+    if (!warm && is_taboo(f, params)) return false;
     std::string hash = CandidateHash(ctx.families[f].source, params);
     if (!seen.insert(hash).second) return false;
     Proposal p;
@@ -197,7 +205,11 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
       auto v = r.params.find(p.name);
       if (v != r.params.end()) params[p.name] = v->second;
     }
-    if (spaces[f].Valid(params)) accept(f, params, "warm start from " + r.source);
+    if (spaces[f].Valid(params)) {
+      std::string why = "warm start from " + r.source;
+      if (is_taboo(f, params)) why += " (kept although it has a refuted setting: its own measurement decides)";
+      accept(f, params, why, true);
+    }
   }
 
   // First generation: every family not yet tried gets an instance, highest prior first.

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "forgek/batch.h"
 #include "forgek/budget.h"
 #include "forgek/gpu_list.h"
@@ -246,11 +247,13 @@ void set_batch_command(CLI::App& app, Context& ctx) {
       "batch", "Run several operators at once, one run per free GPU, continuing after failures; ends with a table");
   cmd->add_option("OPS", a->ops, "Operator names or aliases");
   cmd->add_flag("--all", a->all, "Every operator of the suite");
-  cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")
+      ->check(GpuListSyntax())
+      ->capture_default_str();
   cmd->add_option("--log-dir", a->log_dir, "Folder for each run's log and JSON summary (default under the cache)");
   cmd->add_option("--agent", a->agent, "Agent of every run")->check(CLI::IsMember({"builtin"}))->capture_default_str();
   cmd->add_option("--iterations", a->iterations, "Candidates per run (with a time budget: no count unless given)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
   cmd->add_option("--time", a->time,
                   "Total wall-time budget of the batch, split across operators by headroom: 90, 90s, 15m, 1h");
@@ -263,7 +266,8 @@ void set_batch_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--scoreboard-md", a->scoreboard_md, "Write the suite scoreboard (per config) as markdown here");
   cmd->add_option("--scoreboard-json", a->scoreboard_json, "Write the suite scoreboard as JSON here");
-  cmd->add_option("--patience", a->patience, "Stop a run after this many candidates without a new best");
+  cmd->add_option("--patience", a->patience, "Stop a run after this many candidates without a new best")
+      ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")->check(CLI::Range(1, 64));
   cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal");

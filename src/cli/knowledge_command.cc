@@ -2,9 +2,11 @@
 //
 // Read-only subcommands (list, show, search, export) never create a store: on a path with no store,
 // list and search say so on stderr and print nothing (exit 0), show and export fail (exit 1).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -50,9 +52,13 @@ json DecisionJson(const DecisionRecord& d) {
           {"category", d.scope.category},
           {"regime", d.scope.regime},
           {"mechanism", d.scope.mechanism},
+          {"setting", d.scope.setting},
           {"settings", json::parse(d.settings_json, nullptr, false)},
           {"verdict", d.verdict},
           {"effect", d.effect},
+          {"effect_interval", {d.effect_lo, d.effect_hi}},
+          {"comparisons", d.comparisons},
+          {"operators", d.operators},
           {"confidence", d.confidence},
           {"supporting", d.supporting},
           {"contradicting", d.contradicting},
@@ -70,15 +76,55 @@ json EvidenceJson(const EvidenceRecord& e) {
           {"settings", json::parse(e.settings_json, nullptr, false)},
           {"supports", e.supports},
           {"speedup", e.speedup},
+          {"noise", e.noise},
+          {"detail", json::parse(e.detail_json, nullptr, false)},
           {"metric_deltas", json::parse(e.metric_deltas_json, nullptr, false)},
           {"device", e.device},
           {"created_at", e.created_at}};
 }
 
-void PrintDecisionLine(const DecisionRecord& d) {
-  std::printf("  %.10s  %-10s  %-22s %-7s conf %.2f  effect %.2fx  (+%d/-%d)  %s\n", d.id.c_str(), d.verdict.c_str(),
-              d.scope.mechanism.c_str(), d.scope.regime.c_str(), d.confidence, d.effect, d.supporting,
-              d.contradicting, d.settings_json.c_str());
+// Whether a decision was learned on operators other than `op` only (then it is transferred to it).
+bool TransferredTo(const DecisionRecord& d, const std::string& op) {
+  return !op.empty() && !d.operators.empty() && std::find(d.operators.begin(), d.operators.end(), op) == d.operators.end();
+}
+
+std::string EffectCell(const DecisionRecord& d) {
+  if (d.comparisons == 0) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2fx [%.2f, %.2f]", d.effect, d.effect_lo, d.effect_hi);
+  return buf;
+}
+
+// One row per decision: what a person needs to take in the store within seconds.
+void PrintDecisionTable(const std::vector<DecisionRecord>& decisions, const std::string& op) {
+  if (decisions.empty()) return;
+  std::printf("  %-10s  %-24s %-22s %-7s %-10s %-20s %5s  %s\n", "id", "mechanism", "setting", "regime", "verdict",
+              "effect [interval]", "cmp", "learned on");
+  for (const auto& d : decisions) {
+    std::string from;
+    for (const auto& o : d.operators) from += (from.empty() ? "" : ",") + o;
+    if (TransferredTo(d, op)) from = "transferred from " + from;
+    std::printf("  %-10.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", d.id.c_str(), d.scope.mechanism.substr(0, 24).c_str(),
+                d.scope.setting.empty() ? "(mechanism)" : d.scope.setting.substr(0, 22).c_str(), d.scope.regime.c_str(),
+                d.verdict.c_str(), EffectCell(d).c_str(), d.comparisons, from.c_str());
+  }
+}
+
+// The operator's own name: `knowledge list --op gemm` means the operator `forgek run --op gemm` ran.
+std::string CanonicalOperator(Store& store, const Context& ctx, const std::string& op) {
+  std::vector<OperatorRecord> ops;
+  std::string err;
+  if (store.ListOperators(&ops, &err))
+    for (const auto& o : ops)
+      if (o.name == op) return op;
+  try {
+    std::string dir;
+    OperatorSpec spec;
+    Diagnostics diags;
+    if (ResolveOperator(OperatorsDir(ctx), op, &dir, &err) && LoadOperator(dir, &spec, &diags)) return spec.name;
+  } catch (const Failure&) {
+  }
+  return op;
 }
 
 // The category of an operator: as the store recorded it, else from its operator.json.
@@ -100,19 +146,16 @@ std::string CategoryOf(Store& store, const Context& ctx, const std::string& op) 
 
 void RunList(Context& ctx, const KnowledgeOptions& o) {
   std::string path = StorePath(ctx);
-  if (!StoreExists(path)) {
-    spdlog::info("no knowledge store at {} yet: nothing recorded", path);
-    if (ctx.json) std::printf("%s\n", json({{"store", path}, {"exists", false}, {"observations", json::array()},
-                                             {"decisions", json::array()}}).dump(1).c_str());
-    return;
-  }
+  // A missing store is an error for every command that reads one (as for `seal list`).
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
   Store store;
   OpenOrThrow(&store, path, StoreMode::read_only);
   std::string err;
   std::vector<Observation> obs;
-  if (!o.op.empty()) {
+  const std::string op = o.op.empty() ? "" : CanonicalOperator(store, ctx, o.op);
+  if (!op.empty()) {
     ObservationQuery q;
-    q.operator_name = o.op;
+    q.operator_name = op;
     q.arch = ctx.arch;
     q.kind = o.kind;
     q.subject = o.subject;
@@ -121,36 +164,47 @@ void RunList(Context& ctx, const KnowledgeOptions& o) {
   }
   DecisionQuery dq;
   dq.arch = ctx.arch;
-  dq.category = o.category.empty() && !o.op.empty() ? CategoryOf(store, ctx, o.op) : o.category;
+  dq.category = o.category.empty() && !op.empty() ? CategoryOf(store, ctx, op) : o.category;
   dq.regime = o.regime;
   dq.limit = o.limit;
   std::vector<DecisionRecord> decisions;
   if (o.op.empty() || !dq.category.empty())
     if (!store.ListDecisions(dq, &decisions, &err)) throw Failure(err);
   if (ctx.json) {
-    json j = {{"store", path}, {"exists", true}, {"arch", ctx.arch}, {"operator", o.op}, {"category", dq.category}};
+    json j = {{"store", path}, {"exists", true}, {"arch", ctx.arch}, {"operator", op}, {"category", dq.category}};
     j["observations"] = json::array();
     for (const auto& x : obs) j["observations"].push_back(ObservationJson(x));
     j["decisions"] = json::array();
-    for (const auto& d : decisions) j["decisions"].push_back(DecisionJson(d));
+    for (const auto& d : decisions) {
+      json dj = DecisionJson(d);
+      dj["transferred"] = TransferredTo(d, op);
+      j["decisions"].push_back(std::move(dj));
+    }
     std::printf("%s\n", j.dump(1).c_str());
     return;
   }
-  if (!o.op.empty()) {
-    std::printf("%s on %s%s: %zu observation(s)\n", o.op.c_str(), ctx.arch.c_str(),
+  if (!op.empty()) {
+    // Observations are many (every metric, SASS class and launch field of every profiled kernel):
+    // counted per subject here, listed with --kind / --subject or --json.
+    std::map<std::string, std::map<std::string, int>> counts;  // subject -> kind -> n
+    for (const auto& x : obs) counts[x.subject][x.kind] += 1;
+    std::printf("%s on %s%s: %zu observation(s)\n", op.c_str(), ctx.arch.c_str(),
                 dq.category.empty() ? "" : (" (category " + dq.category + ")").c_str(), obs.size());
-    std::string group;
-    for (const auto& x : obs) {
-      std::string g = x.subject + (x.config.empty() ? "" : " / config " + x.config);
-      if (g != group) std::printf("%s:\n", g.c_str());
-      group = g;
-      std::printf("  %-8s %-18s %-24s %-22s %s\n", x.kind.c_str(), x.key.c_str(), x.value.substr(0, 24).c_str(),
-                  x.mechanism.empty() ? "" : ("-> " + x.mechanism).c_str(), x.evidence.c_str());
+    bool detail = !o.kind.empty() || !o.subject.empty();
+    for (const auto& [subject, kinds] : counts) {
+      std::string line;
+      for (const auto& [kind, n] : kinds) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+      std::printf("  %-40s %s\n", subject.substr(0, 40).c_str(), line.c_str());
     }
+    for (const auto& x : obs)
+      if (detail || (x.kind == "claim" && x.value == "unverified"))
+        std::printf("    %-20s %-8s %-18s %-24s %-22s %s\n", x.subject.substr(0, 20).c_str(), x.kind.c_str(),
+                    x.key.c_str(), x.value.substr(0, 24).c_str(), x.mechanism.empty() ? "" : ("-> " + x.mechanism).c_str(),
+                    x.evidence.c_str());
   }
   std::printf("%zu decision(s) for %s on %s:\n", decisions.size(),
               dq.category.empty() ? "every category" : dq.category.c_str(), ctx.arch.c_str());
-  for (const auto& d : decisions) PrintDecisionLine(d);
+  PrintDecisionTable(decisions, op);
 }
 
 void RunShow(Context& ctx, const KnowledgeOptions& o) {
@@ -171,13 +225,28 @@ void RunShow(Context& ctx, const KnowledgeOptions& o) {
       std::printf("%s\n", j.dump(1).c_str());
       return;
     }
-    std::printf("decision %s\n  %s\n  scope: %s / %s / %s / %s\n  settings: %s\nevidence (%zu):\n", d.id.c_str(),
-                d.text.c_str(), d.scope.arch.c_str(), d.scope.category.c_str(), d.scope.regime.c_str(),
-                d.scope.mechanism.c_str(), d.settings_json.c_str(), ev.size());
-    for (const auto& e : ev)
-      std::printf("  %s %-11s %s%s%s\n", e.supports ? "+" : "-", e.kind.c_str(),
-                  e.speedup > 0 ? (std::to_string(e.speedup).substr(0, 5) + "x ").c_str() : "", e.source.c_str(),
-                  e.metric_deltas_json == "{}" ? "" : ("  deltas " + e.metric_deltas_json).c_str());
+    std::printf("decision %s\n  %s\n  scope: %s / %s / %s / %s / %s\n  settings: %s\nevidence (%zu):\n",
+                d.id.c_str(), d.text.c_str(), d.scope.arch.c_str(), d.scope.category.c_str(), d.scope.regime.c_str(),
+                d.scope.mechanism.c_str(), d.scope.setting.empty() ? "(whole mechanism)" : d.scope.setting.c_str(),
+                d.settings_json.c_str(), ev.size());
+    for (const auto& e : ev) {
+      if (e.kind == "observation") {
+        std::printf("  observation  %s\n", e.source.c_str());
+        continue;
+      }
+      json detail = json::parse(e.detail_json, nullptr, false);
+      std::string against = detail.is_object() ? detail.value("against", "") : "";
+      std::printf("  %-10s %.3fx (noise %.1f%%) vs %s on %s: %s\n", e.kind.c_str(), e.speedup, 100 * e.noise,
+                  against.c_str(), e.operator_name.c_str(), e.source.c_str());
+      if (detail.is_object() && detail.contains("configs") && detail["configs"].is_array())
+        for (const auto& c : detail["configs"])
+          if (c.is_object())
+            std::printf("      %-22s %10.2f us vs %10.2f us  %.3fx (noise %.1f%%)\n", c.value("config", "").c_str(),
+                        c.value("setting_us", 0.0), c.value("against_us", 0.0), c.value("speedup", 0.0),
+                        100 * c.value("noise", 0.0));
+      if (e.metric_deltas_json != "{}" && !e.metric_deltas_json.empty())
+        std::printf("      metric deltas (this setting minus the other): %s\n", e.metric_deltas_json.c_str());
+    }
     return;
   }
   // Not a decision: a mechanism of the catalogue.

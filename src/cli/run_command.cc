@@ -2,9 +2,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
+#include "cli/option_checks.h"
 #include "forgek/agent_factory.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
@@ -48,19 +51,64 @@ struct RunArgs {
   int64_t max_tokens = 0;
 };
 
-// Ctrl-C: the first asks the loop to stop after the current evaluation; the second ends the
-// process at once (every attempt so far is already committed to the store).
+// Ctrl-C or SIGTERM: the first asks the loop to stop after the current evaluation (the run ends
+// `interrupted` with its summary); a second ends the process at once (every attempt so far is
+// already committed to the store, and the run continues with --resume).
 std::atomic<int> g_interrupts{0};
 
-void OnInterrupt(int) {
+void OnInterrupt(int signo) {
   if (g_interrupts.fetch_add(1) >= 1) {
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+    std::signal(signo, SIG_DFL);
+    std::raise(signo);
     return;
   }
   const char msg[] = "\nforgek: stopping after the current evaluation (Ctrl-C again to abandon it)\n";
   ssize_t unused = write(2, msg, sizeof msg - 1);
   (void)unused;
+}
+
+// The handlers of SIGINT and SIGTERM while a run is under way; the previous ones come back after.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    g_interrupts = 0;
+    int_ = std::signal(SIGINT, OnInterrupt);
+    term_ = std::signal(SIGTERM, OnInterrupt);
+  }
+  ~InterruptHandlers() {
+    std::signal(SIGINT, int_);
+    std::signal(SIGTERM, term_);
+  }
+  InterruptHandlers(const InterruptHandlers&) = delete;
+  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
+
+ private:
+  void (*int_)(int);
+  void (*term_)(int);
+};
+
+void PrintSummary(const Context& ctx, const RunSummary& summary) {
+  if (ctx.json)
+    std::printf("%s\n", RunSummaryJson(summary).c_str());
+  else
+    std::printf("%s", RunSummaryText(summary, ctx.verbose > 0).c_str());
+  std::fflush(stdout);
+}
+
+// The exit code of a run that ended: interrupted 130, an agent that gave up or a compile-only
+// run where nothing compiled 1, else 0.
+int RunExitCode(const RunOptions& opts, const RunSummary& summary) {
+  if (summary.stop_reason == "interrupted") return kExitInterrupted;
+  if (forgek::RunExitCode(summary) != 0) return kExitFailure;  // the agent failed; exhausted is 0
+  if (opts.compile_only && summary.attempts > 0) {
+    auto compiled = summary.outcomes.find(OutcomeName(Outcome::compiled));
+    if (compiled == summary.outcomes.end() || compiled->second == 0) {
+      spdlog::error("every one of the {} candidates failed to compile (see the compiler errors above)",
+                    summary.attempts);
+      return kExitFailure;
+    }
+  }
+  return kExitOk;
 }
 
 // The agent the options name; usage errors (exit 2) for missing options, failures for the rest.
@@ -90,24 +138,32 @@ std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRec
 
 void Run(Context& ctx, const RunArgs& a) {
   if (a.op.empty() && a.resume.empty()) throw UsageError("run needs --op NAME (or --resume RUN)");
+  if (!a.from.empty() && a.agent != "replay")
+    throw UsageError("--from " + a.from + " needs --agent replay (it names the run whose LLM exchanges to replay)");
   double time_s = 0;
   if (!ParseDuration(a.time, &time_s)) throw UsageError("--time must look like 90, 90s, 15m or 1h, not '" + a.time + "'");
+
+  // A usage mistake is found before the store is created or changed.
+  OperatorSpec op;
+  if (a.resume.empty()) {
+    op = LoadOperatorOption(ctx, "--op", a.op);
+    CheckConfigNames(op, a.configs);
+  }
 
   Store store;
   std::string err;
   if (!store.Open(StorePath(ctx), &err, StoreMode::create)) throw Failure(err);
 
-  std::string op_name = a.op;
   if (!a.resume.empty()) {
     RunRecord prev;
     bool found = false;
     if (!store.GetRun(a.resume, &prev, &found, &err)) throw Failure(err);
     if (!found) throw Failure("no run " + a.resume + " in " + store.path());
-    if (!op_name.empty() && op_name != prev.operator_name)
-      throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + op_name);
-    op_name = prev.operator_name;
+    if (!a.op.empty() && a.op != prev.operator_name)
+      throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + a.op);
+    op = LoadOperatorOrFail(ctx, prev.operator_name);
+    CheckConfigNames(op, a.configs);
   }
-  OperatorSpec op = LoadOperatorOrFail(ctx, op_name);
 
   RunOptions opts;
   opts.arch = ctx.arch;
@@ -122,8 +178,6 @@ void Run(Context& ctx, const RunArgs& a) {
   opts.confirm = a.confirm;
   opts.configs = a.configs;
   opts.resume_run = a.resume;
-  for (const std::string& c : a.configs)
-    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
 
   std::vector<GpuSession> gpus;
   if (!a.compile_only) {
@@ -161,19 +215,21 @@ void Run(Context& ctx, const RunArgs& a) {
   };
   services.run_started = [&recorder](const std::string& id) { recorder.SetRun(id); };
 
-  g_interrupts = 0;
-  auto previous = std::signal(SIGINT, OnInterrupt);
-  spdlog::info("run: {} on {} with the {} agent", op.name, ctx.arch, agent->Name());
   RunSummary summary;
-  bool ok = RunOptimisation(op, opts, services, &summary, &err);
-  std::signal(SIGINT, previous);
+  bool ok = false;
+  {
+    InterruptHandlers handlers;
+    spdlog::info("run: {} on {} with the {} agent", op.name, ctx.arch, agent->Name());
+    ok = RunOptimisation(op, opts, services, &summary, &err);
+  }
   if (live) std::fprintf(stderr, "\n");
-  if (!ok) throw Failure(err);
-  if (ctx.json)
-    std::printf("%s\n", RunSummaryJson(summary).c_str());
-  else
-    std::printf("%s", RunSummaryText(summary).c_str());
-  ctx.exit_code = RunExitCode(summary) == 0 ? kExitOk : kExitFailure;
+  if (!ok) {
+    // A run that had begun is recorded failed: its summary shows what it did before the error.
+    if (!summary.run_id.empty()) PrintSummary(ctx, summary);
+    throw Failure(err);
+  }
+  PrintSummary(ctx, summary);
+  ctx.exit_code = RunExitCode(opts, summary);
 }
 
 }  // namespace
@@ -187,11 +243,11 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"builtin", "llm", "replay"}))
       ->capture_default_str();
   cmd->add_option("--iterations", a->iterations, "Candidates to evaluate (0: until another budget ends)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
   cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h");
   cmd->add_option("--patience", a->patience, "Stop after this many candidates without a new best (0: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -206,21 +262,26 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(2, 16))
       ->capture_default_str();
   cmd->add_option("--deadline", a->deadline_s, "Seconds a launch may take before it is a timeout")
-      ->check(CLI::PositiveNumber)
+      ->check(FinitePositive())
       ->capture_default_str();
   cmd->add_option("--gpus", a->gpus,
-                  "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first");
+                  "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first")
+      ->check(GpuListSyntax());
   cmd->add_option("--config", a->configs, "Evaluate only this config (repeatable; disables sealing)");
-  cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)");
-  cmd->add_option("--from", a->from, "With --agent replay: the run whose LLM exchanges to replay");
+  cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)")
+      ->check(NonEmpty());
+  cmd->add_option("--from", a->from, "With --agent replay: the run whose LLM exchanges to replay")
+      ->check(NonEmpty());
   cmd->add_option("--provider", a->provider, "LLM API: openai (Chat Completions) or anthropic (Messages)")
       ->capture_default_str();
   cmd->add_option("--model", a->model, "LLM model name");
   cmd->add_option("--base-url", a->base_url, "LLM API base URL")->envname("FORGEK_LLM_BASE_URL");
   cmd->add_option("--api-key-env", a->api_key_env,
                   "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
-  cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent");
-  cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used");
+  cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent")
+      ->check(FiniteNonNegative());
+  cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used")
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }
 

@@ -11,13 +11,17 @@
 
 #include "core/json_fields.h"
 #include "core/manifest_span.h"
+#include "forgek/paths.h"
+#include "forgek/spec_limits.h"
 
 namespace forgek {
 
 namespace {
 
-const std::vector<std::string> kManifestFields = {"name",       "mechanisms",  "params",  "let",
-                                                  "constraints", "workspaces", "tensor_maps", "launches"};
+const std::vector<std::string> kManifestFields = {"name",     "archs",       "mechanisms", "controls",    "params",
+                                                  "let",      "constraints", "workspaces", "tensor_maps", "launches"};
+// The archs forgek targets (the values of --arch).
+const std::vector<std::string> kArchs = {"sm90", "sm100"};
 const std::vector<std::string> kSwizzles = {"none", "32B", "64B", "128B"};
 const std::vector<std::string> kL2Promotions = {"none", "64B", "128B", "256B"};
 const std::vector<std::string> kOobFills = {"none", "nan"};
@@ -35,8 +39,10 @@ class ManifestReader {
     r_.DuplicateKeys();
     r_.UnknownMembers(root, "", kManifestFields);
     r_.String(root, "", "name", false, &m->name);
+    ReadArchs(root, m);
     ReadMechanisms(root, m);
     ReadParams(root, m);
+    ReadControls(root, m);
     ReadLets(root, m);
     if (const Json* c = r_.Member(root, "", "constraints", false)) {
       if (!c->is_array()) r_.Error("constraints", "expected an array of expressions, got " + JsonTypeName(*c));
@@ -75,11 +81,75 @@ class ManifestReader {
     return v;
   }
 
+  void ReadArchs(const Json& root, CandidateManifest* m) {
+    if (!r_.StringList(root, "", "archs", false, &m->archs)) return;
+    if (m->archs.empty()) r_.Error("archs", "name at least one arch (" + JoinNames(kArchs) + "), or leave \"archs\" out");
+    for (size_t i = 0; i < m->archs.size(); ++i) {
+      const std::string& a = m->archs[i];
+      if (std::find(kArchs.begin(), kArchs.end(), a) == kArchs.end())
+        r_.Error(JsonPathIndex("archs", i), "unknown arch '" + a + "'; one of " + JoinNames(kArchs));
+      else if (std::find(m->archs.begin(), m->archs.begin() + static_cast<std::ptrdiff_t>(i), a) !=
+               m->archs.begin() + static_cast<std::ptrdiff_t>(i))
+        r_.Error(JsonPathIndex("archs", i), "arch '" + a + "' appears twice");
+    }
+  }
+
   void ReadMechanisms(const Json& root, CandidateManifest* m) {
     if (!r_.StringList(root, "", "mechanisms", false, &m->mechanisms)) return;
     for (size_t i = 0; i < m->mechanisms.size(); ++i)
       if (!IsIdentifier(m->mechanisms[i]))
         r_.Error(JsonPathIndex("mechanisms", i), "'" + m->mechanisms[i] + "' is not a mechanism id");
+  }
+
+  // "controls": {"mechanism": ["PARAM", ...]}: which params set which mechanism. Read after the
+  // params, which it names; a param sets at most one mechanism, so that two instances differing in
+  // one param compare settings of exactly one mechanism.
+  void ReadControls(const Json& root, CandidateManifest* m) {
+    const Json* controls = r_.Member(root, "", "controls", false);
+    if (!controls) return;
+    if (!controls->is_object()) {
+      r_.Error("controls", "expected an object {\"mechanism\": [\"PARAM\", ...]}, got " + JsonTypeName(*controls));
+      return;
+    }
+    std::map<std::string, std::string> owner;  // param -> mechanism
+    for (auto it = controls->begin(); it != controls->end(); ++it) {
+      std::string path = JsonPathKey("controls", it.key());
+      if (!IsIdentifier(it.key())) {
+        r_.KeyError(path, "'" + it.key() + "' is not a mechanism id");
+        continue;
+      }
+      const Json& v = it.value();
+      if (!v.is_array() || v.empty()) {
+        r_.Error(path, "expected a non-empty array of param names, got " + (v.is_array() ? std::string("[]") : JsonTypeName(v)));
+        continue;
+      }
+      ControlSpec c{it.key(), {}};
+      for (size_t i = 0; i < v.size(); ++i) {
+        std::string ppath = JsonPathIndex(path, i);
+        if (!v[i].is_string()) {
+          r_.Error(ppath, "expected a param name, got " + JsonTypeName(v[i]));
+          continue;
+        }
+        std::string name = v[i].get<std::string>();
+        bool declared = std::any_of(m->params.begin(), m->params.end(), [&](const ParamSpec& p) { return p.name == name; });
+        if (!declared) {
+          r_.Error(ppath, "'" + name + "' is not a param of this manifest (params)");
+          continue;
+        }
+        auto [at, fresh] = owner.emplace(name, c.mechanism);
+        if (!fresh) {
+          r_.Error(ppath, "param '" + name + "' already controls '" + at->second + "'; a param controls one mechanism");
+          continue;
+        }
+        c.params.push_back(name);
+      }
+      // Manifest order, so that a setting's name does not depend on how the list was written.
+      std::vector<std::string> ordered;
+      for (const ParamSpec& p : m->params)
+        if (std::find(c.params.begin(), c.params.end(), p.name) != c.params.end()) ordered.push_back(p.name);
+      c.params = std::move(ordered);
+      if (!c.params.empty()) m->controls.push_back(std::move(c));
+    }
   }
 
   void ReadParams(const Json& root, CandidateManifest* m) {
@@ -89,6 +159,12 @@ class ManifestReader {
       r_.Error("params", "expected an object {\"NAME\": value or [values]}, got " + JsonTypeName(*params));
       return;
     }
+    if (params->size() > kMaxParamsPerCandidate) {
+      r_.Error("params", std::to_string(params->size()) + " params; a candidate may declare at most " +
+                             std::to_string(kMaxParamsPerCandidate));
+      return;
+    }
+    uint64_t instances = 1;
     for (auto it = params->begin(); it != params->end(); ++it) {
       std::string path = JsonPathKey("params", it.key());
       Claim(it.key(), path, "param");
@@ -97,6 +173,11 @@ class ManifestReader {
       if (v.is_array()) {
         if (v.empty()) {
           r_.Error(path, "a param domain needs at least one value");
+          continue;
+        }
+        if (v.size() > kMaxParamDomainValues) {
+          r_.Error(path, "a domain of " + std::to_string(v.size()) + " values; at most " +
+                             std::to_string(kMaxParamDomainValues) + " are allowed");
           continue;
         }
         bool ok = true;
@@ -118,8 +199,12 @@ class ManifestReader {
         if (!r_.Integer(v, path, &x)) continue;
         p.values.push_back(x);
       }
+      instances = instances > kMaxFamilyInstances ? instances : instances * p.values.size();
       m->params.push_back(std::move(p));
     }
+    if (instances > kMaxFamilyInstances)
+      r_.Error("params", "the domains describe more than " + std::to_string(kMaxFamilyInstances) +
+                             " instances (the product of their sizes); split the family or narrow its domains");
   }
 
   void ReadLets(const Json& root, CandidateManifest* m) {
@@ -202,6 +287,11 @@ class ManifestReader {
                                                 : "expected an array of launches, got " + JsonTypeName(*launches));
       return;
     }
+    if (launches->size() > kMaxLaunchesPerCandidate) {
+      r_.Error("launches", std::to_string(launches->size()) + " launches; a candidate may make at most " +
+                               std::to_string(kMaxLaunchesPerCandidate));
+      return;
+    }
     for (size_t i = 0; i < launches->size(); ++i) {
       const Json& l = (*launches)[i];
       std::string path = JsonPathIndex("launches", i);
@@ -255,8 +345,22 @@ bool FindManifest(const std::string& file, const std::string& source, ManifestSp
   return false;
 }
 
+const ControlSpec* CandidateManifest::ControlOf(const std::string& param) const {
+  for (const ControlSpec& c : controls)
+    if (std::find(c.params.begin(), c.params.end(), param) != c.params.end()) return &c;
+  return nullptr;
+}
+
 bool CandidateManifest::IsFamily() const {
   return std::any_of(params.begin(), params.end(), [](const ParamSpec& p) { return p.values.size() > 1; });
+}
+
+bool CandidateManifest::ForArch(const std::string& arch) const {
+  return archs.empty() || std::find(archs.begin(), archs.end(), arch) != archs.end();
+}
+
+std::string CandidateManifest::ArchsText() const {
+  return archs.empty() ? "every arch" : JoinNames(archs);
 }
 
 bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags) {
@@ -286,6 +390,11 @@ bool ParseCandidate(const std::string& path, const std::string& source, Candidat
 }
 
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
+  std::string not_a_file;
+  if (!IsReadableFile(path, &not_a_file)) {
+    diags->push_back({path, "", 0, 0, "cannot read the candidate file: it " + not_a_file});
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     diags->push_back({path, "", 0, 0, "cannot read the candidate file"});

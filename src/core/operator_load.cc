@@ -13,6 +13,7 @@
 #include "core/suggest.h"
 #include "forgek/operator_spec.h"
 #include "forgek/partition.h"
+#include "forgek/paths.h"
 
 namespace forgek {
 
@@ -507,6 +508,11 @@ class OperatorLoader {
 
 bool LoadOperator(const std::string& dir, OperatorSpec* out, Diagnostics* diags) {
   std::string file = (fs::path(dir) / "operator.json").string();
+  std::string not_a_file;
+  if (!IsReadableFile(file, &not_a_file)) {
+    diags->push_back({file, "", 0, 0, "cannot read the operator definition: it " + not_a_file});
+    return false;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     diags->push_back({file, "", 0, 0, "cannot read the file (an operator folder holds operator.json)"});

@@ -1,25 +1,17 @@
-// Distillation: a decision's verdict, effect, confidence and settings derived from its evidence,
-// and attempt outcomes turned into evidence.
+// Distillation: a decision's verdict, effect, interval, confidence and text derived from its evidence.
+// Only controlled comparisons (kinds "comparison" and "ablation") say whether a setting helps; expert
+// observations make a mechanism worth trying and nothing more.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <map>
-
-#include <nlohmann/json.hpp>
+#include <set>
 
 #include "forgek/knowledge.h"
 #include "forgek/verdict.h"
-#include "knowledge/store_internal.h"
 
 namespace forgek {
 
 namespace {
-
-// An expert kernel using a mechanism is a reason to try it, not proof that it helps here.
-constexpr double kObservationWeight = 0.5;
-constexpr double kAttemptWeight = 1.0;
-// Speedups inside this band are noise: no evidence either way.
-constexpr double kSupportSpeedup = 1.02;
-constexpr double kContradictSpeedup = 0.98;
 
 std::string Fixed(double v, int digits) {
   char buf[32];
@@ -27,120 +19,93 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
+bool IsComparison(const EvidenceRecord& e) { return e.kind == "comparison" || e.kind == "ablation"; }
+
 }  // namespace
 
 void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord* d) {
-  double support = 0, against = 0;
-  std::vector<double> attempt_speedups;  // an attempt without a speedup counts as parity
-  int attempts = 0, attempts_for = 0, attempts_against = 0, observations = 0;
-  const EvidenceRecord* best_attempt = nullptr;
-  const EvidenceRecord* newest_observation = nullptr;
-  for (const auto& e : evidence) {
-    bool attempt = e.kind == "attempt";
-    double w = attempt ? kAttemptWeight : kObservationWeight;
-    (e.supports ? support : against) += w;
-    if (attempt) {
-      ++attempts;
-      (e.supports ? attempts_for : attempts_against) += 1;
-      attempt_speedups.push_back(e.speedup > 0 ? e.speedup : 1.0);
-      if (e.supports && (!best_attempt || e.speedup > best_attempt->speedup)) best_attempt = &e;
-    } else {
-      ++observations;
-      if (e.supports && (!newest_observation || e.created_at > newest_observation->created_at)) newest_observation = &e;
-    }
-  }
+  // The effect is the geometric mean of the comparisons' speedups. Its noise is the larger of the
+  // propagated noise of that mean (sqrt(sum noise^2) / n, as verdict.h does for a geomean) and the
+  // standard error of the speedups themselves: comparisons that disagree widen the interval.
+  std::vector<double> logs, noises;
+  int observations = 0;
+  std::set<std::string> operators;
   d->supporting = 0;
   d->contradicting = 0;
-  for (const auto& e : evidence) (e.supports ? d->supporting : d->contradicting) += 1;
-  d->confidence = support / (support + against + 1.0);
-  d->effect = attempts > 0 ? Geomean(attempt_speedups) : 1.0;
-  if (attempts == 0)
-    d->verdict = "hypothesis";
-  else if (attempts_for > attempts_against && support > against)
+  for (const auto& e : evidence) {
+    if (!e.operator_name.empty()) operators.insert(e.operator_name);
+    if (IsComparison(e)) {
+      if (e.speedup <= 0) continue;
+      logs.push_back(std::log(e.speedup));
+      noises.push_back(e.noise);
+      (e.speedup >= 1 ? d->supporting : d->contradicting) += 1;
+    } else if (e.kind == "observation") {
+      ++observations;
+      (e.supports ? d->supporting : d->contradicting) += 1;
+    }
+  }
+  d->operators.assign(operators.begin(), operators.end());
+  const int n = static_cast<int>(logs.size());
+  d->comparisons = n;
+  double mean = 0, noise = 0;
+  if (n > 0) {
+    double sum_sq = 0;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      mean += logs[i];
+      sum_sq += noises[i] * noises[i];
+    }
+    mean /= n;
+    noise = std::sqrt(sum_sq) / n;
+    if (n >= 2) {
+      double var = 0;
+      for (double l : logs) var += (l - mean) * (l - mean);
+      noise = std::max(noise, std::sqrt(var / (n - 1) / n));
+    }
+  }
+  d->effect = n > 0 ? std::exp(mean) : 1.0;
+  d->effect_lo = n > 0 ? d->effect * (1 - noise) : 1.0;
+  d->effect_hi = n > 0 ? d->effect * (1 + noise) : 1.0;
+  Direction dir = n > 0 ? Classify(d->effect, noise) : Direction::same;
+  if (n > 0 && dir == Direction::faster)
     d->verdict = "validated";
-  else if (against > support)
+  else if (n > 0 && dir == Direction::slower)
     d->verdict = "refuted";
   else
     d->verdict = "hypothesis";
-  if (best_attempt)
-    d->settings_json = best_attempt->settings_json;
-  else if (newest_observation)
-    d->settings_json = newest_observation->settings_json;
-  else
-    d->settings_json = "{}";
+  // Confidence: how many independent comparisons agree with the verdict; observations add little.
+  d->confidence = n > 0 && d->verdict != "hypothesis" ? static_cast<double>(n) / (n + 1.0)
+                                                      : std::min(0.3, 0.1 * observations);
+  if (d->settings_json.empty()) d->settings_json = "{}";
+  if (d->scope.setting.empty()) {
+    // A whole mechanism: its settings are those seen in the newest observation, for a person.
+    const EvidenceRecord* newest = nullptr;
+    for (const auto& e : evidence)
+      if (e.kind == "observation" && (!newest || e.created_at > newest->created_at)) newest = &e;
+    d->settings_json = newest ? newest->settings_json : "{}";
+  } else {
+    for (const auto& e : evidence)
+      if (IsComparison(e) && !e.settings_json.empty()) {
+        d->settings_json = e.settings_json;
+        break;
+      }
+  }
 
   std::string text = d->scope.mechanism;
-  if (d->settings_json != "{}" && !d->settings_json.empty()) text += " " + d->settings_json;
+  if (!d->scope.setting.empty()) text += " " + d->scope.setting;
   text += " for " + d->scope.category + " on " + d->scope.arch + " (" + d->scope.regime + " shapes): ";
+  std::string interval = Fixed(d->effect, 2) + "x [" + Fixed(d->effect_lo, 2) + ", " + Fixed(d->effect_hi, 2) +
+                         "] over " + std::to_string(n) + (n == 1 ? " comparison" : " comparisons");
   if (d->verdict == "validated")
-    text += "helps, " + Fixed(d->effect, 2) + "x over " + std::to_string(attempts) + " attempt(s)";
+    text += "helps " + interval;
   else if (d->verdict == "refuted")
-    text += "hurts, " + Fixed(d->effect, 2) + "x over " + std::to_string(attempts) + " attempt(s)";
-  else if (attempts > 0)
-    text += "unclear, " + Fixed(d->effect, 2) + "x over " + std::to_string(attempts) + " attempt(s)";
+    text += "hurts " + interval;
+  else if (n > 0)
+    text += "no effect beyond noise, " + interval;
+  else if (observations > 0)
+    text += "seen in an expert kernel (" + std::to_string(observations) + " observation(s)), untested here";
   else
-    text += "used by the expert reference (" + std::to_string(observations) + " observation(s)), untested";
-  text += "; confidence " + Fixed(d->confidence, 2);
+    text += "no evidence that isolates it (only uncontrolled records, e.g. imported from an older store)";
   d->text = text;
-}
-
-bool RecordAttemptEvidence(Store& store, const AttemptEvidenceInput& in, std::vector<DecisionRecord>* updated,
-                           std::string* err) {
-  if (updated) updated->clear();
-  if (!in.op || !in.result) {
-    if (err) *err = "RecordAttemptEvidence needs the operator and the evaluation result";
-    return false;
-  }
-  // Only timed outcomes say anything about speed.
-  if (!OutcomeTimed(in.result->outcome)) return true;
-
-  // Group the configs by regime: a mechanism may help large shapes and hurt skinny ones.
-  struct Group {
-    std::vector<double> speedups;
-    std::vector<std::string> configs;
-  };
-  std::map<std::string, Group> groups;
-  for (const auto& c : in.result->configs) {
-    if (c.speedup <= 0) continue;
-    Group& g = groups[ShapeRegime(*in.op, c.config)];
-    g.speedups.push_back(c.speedup);
-    g.configs.push_back(c.config);
-  }
-  nlohmann::json settings = nlohmann::json::object();
-  for (const auto& [k, v] : in.params) settings[k] = v;
-  nlohmann::json deltas = nlohmann::json::object();
-  for (const auto& [metric, value] : in.candidate_metrics) {
-    auto it = in.incumbent_metrics.find(metric);
-    if (it != in.incumbent_metrics.end()) deltas[metric] = value - it->second;
-  }
-
-  return store.Transaction(
-      [&](std::string* e) {
-        for (const auto& [regime, g] : groups) {
-          double speedup = Geomean(g.speedups);
-          if (speedup < kSupportSpeedup && speedup > kContradictSpeedup) continue;
-          std::string configs;
-          for (const auto& c : g.configs) configs += (configs.empty() ? "" : ",") + c;
-          for (const auto& mech : in.mechanisms) {
-            EvidenceRecord ev;
-            ev.kind = "attempt";
-            ev.source = "attempt " + in.attempt_id + " of run " + in.run_id + " on " + in.op->name + " [" + configs + "]";
-            ev.operator_name = in.op->name;
-            ev.config = g.configs.size() == 1 ? g.configs[0] : "";
-            ev.candidate_hash = in.candidate_hash;
-            ev.settings_json = settings.dump();
-            ev.supports = speedup >= kSupportSpeedup;
-            ev.speedup = speedup;
-            ev.metric_deltas_json = deltas.dump();
-            ev.device = in.device;
-            DecisionRecord d;
-            if (!store.AddEvidence({in.arch, in.op->category, regime, mech}, ev, &d, e)) return false;
-            if (updated) updated->push_back(d);
-          }
-        }
-        return true;
-      },
-      err);
 }
 
 }  // namespace forgek

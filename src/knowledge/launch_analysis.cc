@@ -64,9 +64,10 @@ void AnalyzeLaunch(const KernelProfile& p, const HardwareSpec* hw, ObservationSi
   sink->Add("launch", "block", Dims(l->block), static_cast<double>(threads), "", std::to_string(threads) + " threads");
   if (threads % 128 == 0) {
     int64_t wg = threads / 128;
-    sink->Add("launch", "warpgroups", std::to_string(wg), static_cast<double>(wg),
-              wg >= 2 ? "warp_specialization" : "",
-              wg >= 3 ? "3+ warpgroups: a producer and consumer warpgroups" : std::to_string(wg) + " warpgroup(s)");
+    // A thread count says nothing about roles: a plain 1024-thread CTA has 8 warpgroups and no
+    // specialisation. Roles show in the name (schedule field) or the SASS (setmaxnreg), not here.
+    sink->Add("launch", "warpgroups", std::to_string(wg), static_cast<double>(wg), "",
+              std::to_string(wg) + " warpgroup(s) of threads");
   }
   int64_t cluster = std::max<int64_t>(1, l->cluster[0]) * std::max<int64_t>(1, l->cluster[1]) *
                     std::max<int64_t>(1, l->cluster[2]);
@@ -74,8 +75,8 @@ void AnalyzeLaunch(const KernelProfile& p, const HardwareSpec* hw, ObservationSi
     sink->Add("launch", "cluster", Dims(l->cluster), static_cast<double>(cluster),
               cluster > 1 ? "thread_block_cluster" : "", "launch cluster (grid coordinates)");
   }
-  sink->Add("launch", "registers", std::to_string(l->registers_per_thread), l->registers_per_thread,
-            l->registers_per_thread >= 160 && threads >= 384 ? "setmaxnreg" : "",
+  // Register reallocation shows only in the SASS (USETMAXREG); a high count at launch is not it.
+  sink->Add("launch", "registers", std::to_string(l->registers_per_thread), l->registers_per_thread, "",
             "registers per thread at launch");
   int64_t smem = l->static_smem_bytes + l->dynamic_smem_bytes;
   sink->Add("launch", "smem", std::to_string(smem), static_cast<double>(smem), "",

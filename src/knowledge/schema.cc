@@ -86,6 +86,49 @@ CREATE INDEX exchanges_by_run ON exchanges (run_id, iteration, turn);
       R"sql(
 UPDATE attempts SET outcome = 'compiled' WHERE outcome = 'slower' AND detail LIKE 'compiled, not evaluated%';
 )sql",
+      // 4: a decision is (arch, category, regime, mechanism, setting) and rests on controlled comparisons.
+      // Evidence of kind 'attempt' (an attempt's speedup over the incumbent credited to every mechanism it
+      // claimed) isolated nothing: it is dropped. Decisions left with only expert observations become
+      // hypotheses on the whole mechanism; decisions left with nothing are dropped. The tables are rebuilt
+      // (evidence first, so that dropping the old decisions cascades into nothing); attempts, candidates,
+      // observations and seals are untouched, and runs re-derive comparisons from new attempts.
+      R"sql(
+CREATE TABLE decisions_v4 (
+  id TEXT PRIMARY KEY, arch TEXT NOT NULL, category TEXT NOT NULL, regime TEXT NOT NULL, mechanism TEXT NOT NULL,
+  setting TEXT NOT NULL DEFAULT '', settings_json TEXT NOT NULL DEFAULT '{}', verdict TEXT NOT NULL,
+  effect REAL NOT NULL, effect_lo REAL NOT NULL DEFAULT 1, effect_hi REAL NOT NULL DEFAULT 1,
+  comparisons INTEGER NOT NULL DEFAULT 0, operators_json TEXT NOT NULL DEFAULT '[]', confidence REAL NOT NULL,
+  supporting INTEGER NOT NULL, contradicting INTEGER NOT NULL, text TEXT NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  UNIQUE (arch, category, regime, mechanism, setting));
+CREATE TABLE evidence_v4 (
+  id TEXT PRIMARY KEY, decision_id TEXT NOT NULL REFERENCES decisions_v4(id) ON DELETE CASCADE, kind TEXT NOT NULL,
+  source TEXT NOT NULL, operator_name TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
+  candidate_hash TEXT NOT NULL DEFAULT '', settings_json TEXT NOT NULL DEFAULT '{}', supports INTEGER NOT NULL,
+  speedup REAL NOT NULL DEFAULT 0, noise REAL NOT NULL DEFAULT 0, detail_json TEXT NOT NULL DEFAULT '{}',
+  metric_deltas_json TEXT NOT NULL DEFAULT '{}', device TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+INSERT INTO decisions_v4 (id, arch, category, regime, mechanism, setting, settings_json, verdict, effect, operators_json,
+                          confidence, supporting, contradicting, text, created_at, updated_at)
+  SELECT d.id, d.arch, d.category, d.regime, d.mechanism, '', '{}', 'hypothesis', 1.0,
+         (SELECT json_group_array(DISTINCT e.operator_name) FROM evidence e
+            WHERE e.decision_id = d.id AND e.kind = 'observation' AND e.operator_name <> ''),
+         0, (SELECT count(*) FROM evidence e WHERE e.decision_id = d.id AND e.kind = 'observation'), 0,
+         d.mechanism || ' for ' || d.category || ' on ' || d.arch || ' (' || d.regime ||
+           ' shapes): seen in an expert kernel, untested here',
+         d.created_at, d.updated_at
+  FROM decisions d WHERE EXISTS (SELECT 1 FROM evidence e WHERE e.decision_id = d.id AND e.kind = 'observation');
+INSERT INTO evidence_v4 (id, decision_id, kind, source, operator_name, config, candidate_hash, settings_json, supports,
+                         speedup, metric_deltas_json, device, created_at)
+  SELECT id, decision_id, kind, source, operator_name, config, candidate_hash, settings_json, supports, 0,
+         metric_deltas_json, device, created_at
+  FROM evidence WHERE kind = 'observation' AND decision_id IN (SELECT id FROM decisions_v4);
+DROP TABLE evidence;
+DROP TABLE decisions;
+ALTER TABLE decisions_v4 RENAME TO decisions;
+ALTER TABLE evidence_v4 RENAME TO evidence;
+CREATE INDEX decisions_by_scope ON decisions (arch, category, regime);
+CREATE INDEX evidence_by_decision ON evidence (decision_id);
+)sql",
   };
   return m;
 }

@@ -1,6 +1,8 @@
 // Store: profiles, observations, decisions and their evidence.
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "forgek/knowledge.h"
 #include "forgek/store.h"
 #include "knowledge/sql.h"
@@ -12,18 +14,30 @@ using namespace store_detail;
 
 namespace {
 
+// A whole-mechanism decision keeps the id it had before settings were part of the scope.
 std::string DecisionId(const DecisionScope& sc) {
-  return ContentId({"decision", sc.arch, sc.category, sc.regime, sc.mechanism});
+  if (sc.setting.empty()) return ContentId({"decision", sc.arch, sc.category, sc.regime, sc.mechanism});
+  return ContentId({"decision", sc.arch, sc.category, sc.regime, sc.mechanism, sc.setting});
 }
 
 constexpr const char* kDecisionColumns =
     "SELECT id, arch, category, regime, mechanism, settings_json, verdict, effect, confidence, supporting, "
-    "contradicting, text, created_at, updated_at FROM decisions ";
+    "contradicting, text, created_at, updated_at, setting, effect_lo, effect_hi, comparisons, operators_json "
+    "FROM decisions ";
+
+std::vector<std::string> ParseStringList(const std::string& text) {
+  std::vector<std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_array())
+    for (const auto& x : j)
+      if (x.is_string()) out.push_back(x.get<std::string>());
+  return out;
+}
 
 DecisionRecord ReadDecision(const sql::Stmt& s) {
   DecisionRecord d;
   d.id = s.Text(0);
-  d.scope = {s.Text(1), s.Text(2), s.Text(3), s.Text(4)};
+  d.scope = {s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(14)};
   d.settings_json = s.Text(5);
   d.verdict = s.Text(6);
   d.effect = s.Real(7);
@@ -33,6 +47,10 @@ DecisionRecord ReadDecision(const sql::Stmt& s) {
   d.text = s.Text(11);
   d.created_at = s.Text(12);
   d.updated_at = s.Text(13);
+  d.effect_lo = s.Real(15);
+  d.effect_hi = s.Real(16);
+  d.comparisons = static_cast<int>(s.Int(17));
+  d.operators = ParseStringList(s.Text(18));
   return d;
 }
 
@@ -51,6 +69,8 @@ EvidenceRecord ReadEvidence(const sql::Stmt& s) {
   e.metric_deltas_json = s.Text(10);
   e.device = s.Text(11);
   e.created_at = s.Text(12);
+  e.noise = s.Real(13);
+  e.detail_json = s.Text(14);
   return e;
 }
 
@@ -58,7 +78,7 @@ bool LoadEvidence(sqlite3* db, const std::string& decision_id, std::vector<Evide
   out->clear();
   sql::Stmt s(db,
               "SELECT id, decision_id, kind, source, operator_name, config, candidate_hash, settings_json, supports, "
-              "speedup, metric_deltas_json, device, created_at FROM evidence WHERE decision_id = ? "
+              "speedup, metric_deltas_json, device, created_at, noise, detail_json FROM evidence WHERE decision_id = ? "
               "ORDER BY created_at DESC, id");
   s.Bind(1, decision_id);
   for (bool row = true;;) {
@@ -93,9 +113,11 @@ bool RecomputeDecision(Store& store, const std::string& decision_id, DecisionRec
   for (const auto& e : evidence) d.updated_at = std::max(d.updated_at, e.created_at);
   sql::Stmt u(db,
               "UPDATE decisions SET settings_json = ?, verdict = ?, effect = ?, confidence = ?, supporting = ?, "
-              "contradicting = ?, text = ?, updated_at = ? WHERE id = ?");
+              "contradicting = ?, text = ?, updated_at = ?, effect_lo = ?, effect_hi = ?, comparisons = ?, "
+              "operators_json = ? WHERE id = ?");
   u.Bind(1, d.settings_json).Bind(2, d.verdict).Bind(3, d.effect).Bind(4, d.confidence).Bind(5, d.supporting);
-  u.Bind(6, d.contradicting).Bind(7, d.text).Bind(8, d.updated_at).Bind(9, d.id);
+  u.Bind(6, d.contradicting).Bind(7, d.text).Bind(8, d.updated_at).Bind(9, d.effect_lo).Bind(10, d.effect_hi);
+  u.Bind(11, d.comparisons).Bind(12, nlohmann::json(d.operators).dump()).Bind(13, d.id);
   if (!u.Run(err)) return false;
   if (out) *out = d;
   return true;
@@ -200,6 +222,10 @@ bool Store::AddEvidence(const DecisionScope& scope, EvidenceRecord ev, DecisionR
     if (err) *err = "a decision needs arch, category, regime and mechanism";
     return false;
   }
+  if (ev.kind != "observation" && ev.kind != "comparison" && ev.kind != "ablation") {
+    if (err) *err = "evidence of kind '" + ev.kind + "': only observation, comparison and ablation are evidence";
+    return false;
+  }
   ev.decision_id = DecisionId(scope);
   if (ev.id.empty())
     ev.id = ContentId({"evidence", ev.decision_id, ev.kind, ev.source, ev.config, ev.candidate_hash, ev.device,
@@ -208,19 +234,20 @@ bool Store::AddEvidence(const DecisionScope& scope, EvidenceRecord ev, DecisionR
   return Transaction(
       [&](std::string* e) {
         sql::Stmt d(db_,
-                    "INSERT OR IGNORE INTO decisions (id, arch, category, regime, mechanism, settings_json, verdict, "
-                    "effect, confidence, supporting, contradicting, text, created_at, updated_at) "
-                    "VALUES (?,?,?,?,?,'{}','hypothesis',1.0,0,0,0,'',?,?)");
+                    "INSERT OR IGNORE INTO decisions (id, arch, category, regime, mechanism, setting, settings_json, "
+                    "verdict, effect, confidence, supporting, contradicting, text, created_at, updated_at) "
+                    "VALUES (?,?,?,?,?,?,'{}','hypothesis',1.0,0,0,0,'',?,?)");
         d.Bind(1, ev.decision_id).Bind(2, scope.arch).Bind(3, scope.category).Bind(4, scope.regime);
-        d.Bind(5, scope.mechanism).Bind(6, ev.created_at).Bind(7, ev.created_at);
+        d.Bind(5, scope.mechanism).Bind(6, scope.setting).Bind(7, ev.created_at).Bind(8, ev.created_at);
         if (!d.Run(e)) return false;
         sql::Stmt s(db_,
                     "INSERT OR IGNORE INTO evidence (id, decision_id, kind, source, operator_name, config, "
-                    "candidate_hash, settings_json, supports, speedup, metric_deltas_json, device, created_at) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                    "candidate_hash, settings_json, supports, speedup, metric_deltas_json, device, created_at, noise, "
+                    "detail_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
         s.Bind(1, ev.id).Bind(2, ev.decision_id).Bind(3, ev.kind).Bind(4, ev.source).Bind(5, ev.operator_name);
         s.Bind(6, ev.config).Bind(7, ev.candidate_hash).Bind(8, ev.settings_json).Bind(9, ev.supports ? 1 : 0);
         s.Bind(10, ev.speedup).Bind(11, ev.metric_deltas_json).Bind(12, ev.device).Bind(13, ev.created_at);
+        s.Bind(14, ev.noise).Bind(15, ev.detail_json);
         if (!s.Run(e)) return false;
         return RecomputeDecision(*this, ev.decision_id, decision, e);
       },
@@ -233,7 +260,7 @@ bool Store::ListDecisions(const DecisionQuery& q, std::vector<DecisionRecord>* o
                      "WHERE (?1 = '' OR arch = ?1) AND (?2 = '' OR category = ?2) AND "
                      "(?3 = '' OR regime = ?3 OR regime = 'any') AND (?4 = '' OR mechanism = ?4) AND "
                      "(?5 = '' OR verdict = ?5) ORDER BY CASE verdict WHEN 'validated' THEN 0 WHEN 'hypothesis' "
-                     "THEN 1 ELSE 2 END, confidence DESC, effect DESC, mechanism, regime, id";
+                     "THEN 1 ELSE 2 END, confidence DESC, effect DESC, mechanism, setting, regime, id";
   if (q.limit > 0) text += " LIMIT " + std::to_string(q.limit);
   sql::Stmt s(db_, text.c_str());
   s.Bind(1, q.arch).Bind(2, q.category).Bind(3, q.regime).Bind(4, q.mechanism).Bind(5, q.verdict);

@@ -14,6 +14,7 @@
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
+#include "run/ablation.h"
 
 namespace forgek {
 namespace {
@@ -26,16 +27,21 @@ std::string Fmt3(double v) {
   return buf;
 }
 
-std::vector<Candidate> LoadFamilies(const OperatorSpec& op, std::vector<DegradedStage>* degraded) {
+// The families of `op` written for `arch`; the others are skipped with a note (a family that does
+// not load degrades the run).
+std::vector<Candidate> LoadFamilies(const OperatorSpec& op, const std::string& arch,
+                                    std::vector<DegradedStage>* degraded) {
   std::vector<Candidate> families;
   for (const std::string& rel : op.families) {
     Candidate c;
     Diagnostics diags;
     std::string path = (std::filesystem::path(op.dir) / rel).string();
-    if (LoadCandidateFile(path, &c, &diags))
-      families.push_back(std::move(c));
-    else
+    if (!LoadCandidateFile(path, &c, &diags))
       degraded->push_back({"families", "family " + rel + " skipped: " + FormatDiagnostics(diags)});
+    else if (!c.manifest.ForArch(arch))
+      spdlog::info("family {} skipped: it is for {}, not {}", rel, c.manifest.ArchsText(), arch);
+    else
+      families.push_back(std::move(c));
   }
   return families;
 }
@@ -53,7 +59,7 @@ bool RunState::Begin(std::string* err) {
   summary_->arch = opts_.arch;
   summary_->agent = services_.agent->Name();
   std::vector<DegradedStage> skipped;
-  families_ = LoadFamilies(op_, &skipped);
+  families_ = LoadFamilies(op_, opts_.arch, &skipped);
   for (const DegradedStage& d : skipped) Degrade(d.stage, d.reason);
   if (families_.empty() && !op_.seed.empty()) {
     // An operator without families searches its seed: the seed's param domains when it declares
@@ -61,7 +67,10 @@ bool RunState::Begin(std::string* err) {
     Candidate seed;
     Diagnostics diags;
     std::string path = (std::filesystem::path(op_.dir) / op_.seed).string();
-    if (LoadCandidateFile(path, &seed, &diags)) {
+    bool loaded = LoadCandidateFile(path, &seed, &diags);
+    if (loaded && !seed.manifest.ForArch(opts_.arch)) {
+      spdlog::info("seed {} skipped: it is for {}, not {}", op_.seed, seed.manifest.ArchsText(), opts_.arch);
+    } else if (loaded) {
       if (seed.manifest.IsFamily())
         spdlog::info("{} declares no families: its seed {} is the search space ({} params with domains)", op_.name,
                      op_.seed, seed.manifest.params.size());
@@ -80,6 +89,13 @@ bool RunState::Begin(std::string* err) {
   if (!have_kb_)
     Degrade("knowledge", "knowledge base not loaded: " +
                              (kb_dir.empty() ? std::string("no knowledge/ folder") : FormatDiagnostics(kb_diags)));
+
+  for (const ConfigSpec& c : op_.configs) {
+    if (!opts_.configs.empty() && std::find(opts_.configs.begin(), opts_.configs.end(), c.name) == opts_.configs.end())
+      continue;
+    std::string r = ShapeRegime(op_, c.name);
+    if (std::find(regimes_.begin(), regimes_.end(), r) == regimes_.end()) regimes_.push_back(r);
+  }
 
   if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
   if (incumbent_.seal_id.empty()) {
@@ -255,8 +271,18 @@ ProposalContext RunState::Context() {
   ctx.incumbent_source = incumbent_.has_source ? &incumbent_.source : nullptr;
   if (services_.store) {
     std::string err;
-    if (!RetrieveDecisions(*services_.store, opts_.arch, op_.category, "", 32, &ctx.decisions, &err))
+    RetrievalScope scope{opts_.arch, op_.category, op_.name, regimes_};
+    if (!RetrieveDecisions(*services_.store, scope, 32, &ctx.decisions, &err)) {
       Degrade("retrieval", "decisions not retrieved: " + err);
+    } else if (!retrieval_logged_) {
+      retrieval_logged_ = true;
+      std::string regimes;
+      for (const std::string& r : regimes_) regimes += (regimes.empty() ? "" : ",") + r;
+      std::string line = "knowledge retrieved for " + op_.name + " (" + op_.category + ", " + opts_.arch + ", regimes " +
+                         regimes + "): " + DescribeRetrieval(ctx.decisions);
+      spdlog::info("{}", line);
+      summary_->knowledge_notes.push_back(line);
+    }
   }
   return ctx;
 }
@@ -304,27 +330,140 @@ bool RunState::RecordAttempt(const Proposal& p, const std::string& hash, const E
 
 void RunState::Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id,
                      const EvalResult& result) {
-  if (!services_.store || !Timed(result.outcome)) return;
-  AttemptEvidenceInput in;
-  in.op = &op_;
-  in.arch = opts_.arch;
-  in.device = device_;
-  in.run_id = run_id_;
-  in.attempt_id = attempt_id;
-  in.candidate_hash = hash;
-  in.mechanisms = p.candidate.manifest.mechanisms;
-  in.params = p.params;
-  in.result = &result;
+  // A speedup over the incumbent says nothing about any one mechanism: only pairs of attempts that
+  // differ in the params of one control group do.
+  if (!services_.store || !Timed(result.outcome) || p.family.empty() || p.candidate.manifest.controls.empty()) return;
+  TimedInstance now{attempt_id, hash, p.params, result.configs};
+  std::vector<TimedInstance>& earlier = timed_[p.family];
+  for (const TimedInstance& e : earlier)
+    for (const SettingComparison& c : CompareSearchPair(op_, p.candidate.manifest, now, e)) RecordLearned(c);
+  earlier.push_back(std::move(now));
+}
+
+void RunState::RecordLearned(const SettingComparison& c) {
   std::vector<DecisionRecord> updated;
   std::string err;
-  if (!RecordAttemptEvidence(*services_.store, in, &updated, &err)) {
-    Degrade("evidence", "attempt " + attempt_id + ": evidence not recorded: " + err);
+  ComparisonOrigin origin{&op_, opts_.arch, device_, run_id_};
+  if (!RecordComparison(*services_.store, origin, c, &updated, &err)) {
+    Degrade("evidence", c.mechanism + " " + c.setting + " vs " + c.against + ": comparison not recorded: " + err);
     return;
   }
-  for (const DecisionRecord& d : updated) {
-    if (d.verdict == "hypothesis" || !learned_ids_.insert(d.id + d.verdict).second) continue;
-    summary_->decisions_learned.push_back(d.verdict + ": " + d.text);
+  for (const DecisionRecord& d : updated) learned_[d.id] = d;
+}
+
+void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
+  metrics->clear();
+  if (!have_kb_) return;
+  const std::string subject = "candidate:" + best_.hash;
+  std::vector<Observation> obs;
+  std::string sass;
+  ProfileRequest preq;
+  preq.op = &op_;
+  preq.kernel = best_.kernel;
+  preq.configs = opts_.configs;
+  std::vector<KernelProfile> profiles;
+  std::string perr;
+  if (services_.evaluator->Profile(preq, &profiles, &perr)) {
+    HardwareSpec hw;
+    std::string why;
+    bool have_hw = ResolveHardware(services_.store, kb_, opts_.arch, device_, &hw, &why);
+    for (KernelProfile& prof : profiles) {
+      prof.label = subject;
+      // Observations of what the candidate does on the GPU: facts about it, not hypotheses about
+      // the hardware (those come from expert kernels and are confirmed by comparisons).
+      std::vector<Observation> o = AnalyzeKernel(prof, op_.name, opts_.arch, have_hw ? &hw : nullptr, kb_);
+      obs.insert(obs.end(), o.begin(), o.end());
+      if (sass.empty()) sass = prof.sass;
+    }
+    if (!profiles.empty()) *metrics = profiles.front().metrics;
+  } else {
+    spdlog::info("best candidate not profiled: {}", perr);
   }
+  if (sass.empty()) {
+    std::string derr;
+    if (!DisassembleCubin(best_.kernel.cubin, &sass, &derr)) spdlog::info("claimed mechanisms not checked: {}", derr);
+  }
+  if (!sass.empty()) {
+    std::vector<Observation> claims =
+        CheckClaimedMechanisms(best_.proposal.candidate.manifest.mechanisms, ClassifySass(sass), kb_, op_.name,
+                               opts_.arch, subject);
+    std::string unverified;
+    for (const Observation& o : claims)
+      if (o.value == "unverified") unverified += (unverified.empty() ? "" : ", ") + o.key;
+    summary_->knowledge_notes.push_back(
+        "claims of the best checked against its SASS: " + std::to_string(claims.size()) + " checked" +
+        (unverified.empty() ? ", all verified" : "; unverified (no such instructions): " + unverified));
+    obs.insert(obs.end(), claims.begin(), claims.end());
+  }
+  int added = 0;
+  std::string err;
+  if (!obs.empty() && !services_.store->AddObservations(&obs, &added, &err))
+    spdlog::warn("observations of the best not recorded: {}", err);
+}
+
+void RunState::RunAblations(const std::map<std::string, double>& best_metrics) {
+  const Candidate& family = best_.proposal.candidate;
+  if (family.manifest.controls.empty() || best_.proposal.family.empty()) return;
+  const int budget = opts_.ablations >= 0 ? opts_.ablations : std::clamp(opts_.iterations / 8, 1, 4);
+  int run = 0, recorded = 0;
+  for (const ParamAssignment& variant : AblationVariants(family, op_, best_.proposal.params, budget)) {
+    CompileRequest creq;
+    creq.name = family.path.empty() ? "candidate.cu" : std::filesystem::path(family.path).filename().string();
+    creq.source = family.source;
+    creq.arch = opts_.arch;
+    creq.options = ParamDefines(variant);
+    CompileResult compiled = services_.compiler->CompileNow(creq);
+    if (!compiled.ok) continue;
+    EvalRequest req;
+    req.op = &op_;
+    req.candidate.label = "ablation";
+    req.candidate.cubin = compiled.cubin;
+    req.candidate.manifest = family.manifest;
+    req.candidate.params = variant;
+    req.incumbent = best_.kernel;  // interleaved against the best itself
+    req.golden = golden_;
+    req.configs = opts_.configs;
+    req.seeds = opts_.seeds;
+    req.deadline_s = opts_.deadline_s;
+    EvalResult result = services_.evaluator->Evaluate(req);
+    ++run;
+    std::vector<SettingComparison> found = CompareAblation(op_, family.manifest, best_.proposal.params, variant, result);
+    if (found.empty()) continue;
+    // Metric deltas: what the moved setting changes on the GPU, when both can be profiled.
+    if (!best_metrics.empty()) {
+      ProfileRequest preq;
+      preq.op = &op_;
+      preq.kernel = req.candidate;
+      preq.configs = opts_.configs;
+      std::vector<KernelProfile> profiles;
+      std::string perr;
+      if (services_.evaluator->Profile(preq, &profiles, &perr) && !profiles.empty())
+        for (const auto& [metric, value] : profiles.front().metrics) {
+          auto it = best_metrics.find(metric);
+          if (it != best_metrics.end())
+            for (SettingComparison& c : found) c.metric_deltas[metric] = it->second - value;
+        }
+    }
+    for (const SettingComparison& c : found) {
+      RecordLearned(c);
+      ++recorded;
+    }
+  }
+  if (run > 0)
+    summary_->knowledge_notes.push_back("ablations of the best: " + std::to_string(run) + " timed against it, " +
+                                        std::to_string(recorded) + " comparison(s) recorded");
+}
+
+void RunState::SummarizeLearned() {
+  summary_->decisions_learned.clear();
+  std::vector<const DecisionRecord*> changed;
+  for (const auto& [id, d] : learned_) changed.push_back(&d);
+  auto rank = [](const DecisionRecord* d) { return d->verdict == "validated" ? 0 : d->verdict == "refuted" ? 1 : 2; };
+  std::stable_sort(changed.begin(), changed.end(), [&](const DecisionRecord* a, const DecisionRecord* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return a->comparisons > b->comparisons;
+  });
+  for (const DecisionRecord* d : changed) summary_->decisions_learned.push_back(d->verdict + ": " + d->text);
 }
 
 RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileResult& compiled,
@@ -366,6 +505,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
   if (!compiled.ok) {
     a.outcome = Outcome::compile_error;
     a.feedback = compiled.timed_out ? "compile timed out: " + compiled.Summary() : compiled.Summary();
+    ShowCompileFailure(a, compiled);
   } else if (!evaluated) {
     // Not evaluated (--compile-only): compiled, never timed, no evidence about speed.
     a.outcome = Outcome::compiled;
@@ -415,15 +555,41 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
 
 void RunState::Progress(const AttemptSummary& a) {
   if (!services_.progress) return;
-  double best = have_best_ ? best_.result.geomean_speedup : 0;
   std::string counts;
   for (const auto& [name, n] : summary_->outcomes) counts += " " + name + "=" + std::to_string(n);
-  char line[512];
-  std::snprintf(line, sizeof line, "attempt %d%s | %s%s | best %.3fx vs incumbent | %s", summary_->attempts,
-                opts_.iterations > 0 ? ("/" + std::to_string(opts_.iterations)).c_str() : "",
-                OutcomeName(a.outcome), Timed(a.outcome) && !opts_.compile_only ? (" " + Fmt3(a.geomean_speedup) + "x").c_str() : "",
-                best, counts.c_str() + (counts.empty() ? 0 : 1));
+  std::string line = "attempt " + std::to_string(summary_->attempts) +
+                     (opts_.iterations > 0 ? "/" + std::to_string(opts_.iterations) : "") + " | " + OutcomeName(a.outcome);
+  // A compile-only run times nothing: no speedup, no best, only what compiled.
+  if (!opts_.compile_only) {
+    if (Timed(a.outcome)) line += " " + Fmt3(a.geomean_speedup) + "x";
+    line += " | best " + Fmt3(have_best_ ? best_.result.geomean_speedup : 0) + "x vs incumbent";
+  }
+  line += " |" + counts;
   services_.progress(line);
+}
+
+// The compiler's words for a candidate that did not compile: the first lines at normal
+// verbosity, the whole log with -v.
+void RunState::ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const {
+  constexpr size_t kLinesShown = 8;
+  std::string text = compiled.log.empty() ? compiled.Summary() : compiled.log;
+  std::string head;
+  size_t lines = 0, at = 0;
+  while (at < text.size() && lines < kLinesShown) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    head += "\n  " + text.substr(at, end - at);
+    at = end + 1;
+    ++lines;
+  }
+  std::string who = "attempt " + std::to_string(summary_->attempts + 1) + " (" +
+                    (a.family.empty() ? std::string("free-form") : a.family) + ")";
+  if (at < text.size()) {
+    spdlog::warn("{} did not compile:{}\n  ... (-v shows the whole compiler log)", who, head);
+    spdlog::debug("{}: the whole compiler log:\n{}", who, text);
+  } else {
+    spdlog::warn("{} did not compile:{}", who, head);
+  }
 }
 
 void RunState::Degrade(const std::string& stage, const std::string& reason) {
@@ -737,16 +903,36 @@ bool RunState::SealingAllowed() {
   return true;
 }
 
+void RunState::FillBest() {
+  if (!have_best_) return;
+  summary_->best_speedup = best_.result.geomean_speedup;
+  summary_->best_iteration = best_.iteration;
+  summary_->best_candidate_hash = best_.hash;
+  summary_->best_family = best_.proposal.family;
+  summary_->best_params = best_.proposal.params;
+  FillConfigComparisons(best_.result);
+}
+
+bool RunState::CloseRun(const std::string& status, std::string* err) {
+  summary_->status = status;
+  if (!services_.store || run_id_.empty()) return true;
+  nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
+                      {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
+                      {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
+  if (!summary_->error.empty()) j["error"] = summary_->error;
+  return services_.store->FinishRun(run_id_, status, j.dump(), err);
+}
+
 bool RunState::Finish(std::string* err) {
   if (summary_->stop_reason.empty()) summary_->stop_reason = "iterations";
-  if (have_best_) {
-    summary_->best_speedup = best_.result.geomean_speedup;
-    summary_->best_iteration = best_.iteration;
-    summary_->best_candidate_hash = best_.hash;
-    summary_->best_family = best_.proposal.family;
-    summary_->best_params = best_.proposal.params;
-    FillConfigComparisons(best_.result);
+  FillBest();
+  if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
+      summary_->stop_reason != "interrupted") {
+    std::map<std::string, double> best_metrics;
+    AnalyzeBest(&best_metrics);
+    RunAblations(best_metrics);
   }
+  SummarizeLearned();
   if (opts_.compile_only) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {
@@ -759,14 +945,19 @@ bool RunState::Finish(std::string* err) {
     if (!SealBest(err)) return false;
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
-  if (services_.store && !run_id_.empty()) {
-    nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
-                        {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
-                        {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
-    std::string status = summary_->stop_reason == "interrupted" ? "interrupted" : "finished";
-    if (!services_.store->FinishRun(run_id_, status, j.dump(), err)) return false;
-  }
-  return true;
+  return CloseRun(summary_->stop_reason == "interrupted" ? "interrupted" : "finished", err);
+}
+
+bool RunState::Fail(const std::string& reason, std::string* err) {
+  summary_->stop_reason = "error";
+  summary_->error = reason;
+  FillBest();
+  if (summary_->seal_id.empty()) summary_->seal_reason = "not sealed: the run failed";
+  if (CloseRun("failed", err)) return true;
+  summary_->status = "running";
+  *err = "run " + run_id_ + " could not be recorded as failed (" + *err + "); it stays 'running' in " +
+         services_.store->path() + " and continues with --resume " + run_id_;
+  return false;
 }
 
 }  // namespace forgek

@@ -44,6 +44,9 @@ class RunState {
   bool Attempt(const Proposal& proposal, const CompileResult& compiled, std::string* err);
   // Confirms and seals the best candidate when it qualifies; fills the summary; closes the run.
   bool Finish(std::string* err);
+  // Ends a run that cannot go on: the summary says what it did, the store records it `failed`
+  // with `reason`. False (with why in *err) when the store refuses even that write.
+  bool Fail(const std::string& reason, std::string* err);
 
  private:
   struct Best {
@@ -57,7 +60,17 @@ class RunState {
 
   bool RecordAttempt(const Proposal& p, const std::string& hash, const EvalResult* result, AttemptSummary* a,
                      std::string* attempt_id, std::string* err);
+  // Controlled pairs: the attempt against every earlier timed attempt of its family that differs
+  // from it only in the params of one control group.
   void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
+  void RecordLearned(const SettingComparison& c);
+  // After the search: the best with one controlled param moved, timed interleaved against it;
+  // `best_metrics` (the best's profile, may be empty) give each ablation its metric deltas.
+  void RunAblations(const std::map<std::string, double>& best_metrics);
+  // The best profiled (observations of a candidate, never hypotheses) and its claimed mechanisms
+  // checked against its SASS; `metrics` receives its first config's metrics (empty when unprofiled).
+  void AnalyzeBest(std::map<std::string, double>* metrics);
+  void SummarizeLearned();
   bool SealBest(std::string* err);
   // False (with the reason in the summary) when this run may not seal: --no-seal, --config.
   bool SealingAllowed();
@@ -87,6 +100,9 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;
+  void FillBest();
+  bool CloseRun(const std::string& status, std::string* err);
   // A stage that goes on without its input: logged, and said in the summary (once per reason).
   void Degrade(const std::string& stage, const std::string& reason);
 
@@ -108,7 +124,10 @@ class RunState {
   std::string device_, driver_;
   std::string run_id_;
   std::vector<AttemptSummary> history_;
-  std::set<std::string> learned_ids_;
+  std::vector<std::string> regimes_;  // shape regimes of the configs this run serves
+  bool retrieval_logged_ = false;
+  std::map<std::string, std::vector<TimedInstance>> timed_;  // family -> timed attempts of this run
+  std::map<std::string, DecisionRecord> learned_;           // decision id -> state after this run's evidence
   int attempts_this_run_ = 0;
   int since_best_ = 0;
   bool have_best_ = false;

@@ -1,5 +1,6 @@
 // Printing a run's summary: a table for people, JSON for scripts.
 #include <cstdarg>
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -21,11 +22,12 @@ std::string Printf(const char* fmt, ...) {
 
 }  // namespace
 
-std::string RunSummaryText(const RunSummary& s) {
+std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   std::string out;
   out += Printf("run %s: %s on %s%s%s, agent %s\n", s.run_id.empty() ? "(unrecorded)" : s.run_id.c_str(),
                 s.operator_name.c_str(), s.arch.c_str(), s.device.empty() ? "" : ", ", s.device.c_str(), s.agent.c_str());
   out += Printf("incumbent: %s\n", s.incumbent.c_str());
+  if (!s.error.empty()) out += "failed: " + s.error + "\n";
   std::string counts;
   for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
   std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
@@ -52,9 +54,15 @@ std::string RunSummaryText(const RunSummary& s) {
       out += "  " + d.config + ": " + d.kernel + " - " + d.reason + "\n";
   }
   if (!s.decisions_learned.empty()) {
-    out += "decisions learned:\n";
-    for (const std::string& d : s.decisions_learned) out += "  " + d + "\n";
+    out += Printf("knowledge changed by this run (%zu decision(s), controlled comparisons only):\n",
+                  s.decisions_learned.size());
+    size_t shown = all_decisions ? s.decisions_learned.size() : std::min(s.decisions_learned.size(), kSummaryDecisionLines);
+    for (size_t i = 0; i < shown; ++i) out += "  " + s.decisions_learned[i] + "\n";
+    if (shown < s.decisions_learned.size())
+      out += Printf("  ... %zu more (-v shows all; forgek knowledge list --op %s)\n", s.decisions_learned.size() - shown,
+                    s.operator_name.c_str());
   }
+  for (const std::string& n : s.knowledge_notes) out += "  " + n + "\n";
   if (!s.degraded.empty()) {
     out += "degraded:\n";
     for (const DegradedStage& d : s.degraded) out += "  " + d.stage + ": " + d.reason + "\n";
@@ -89,6 +97,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"agent", s.agent},
                       {"incumbent", s.incumbent},
                       {"stop_reason", s.stop_reason},
+                      {"status", s.status},
+                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
                       {"attempts", s.attempts},
                       {"outcomes", s.outcomes},
                       {"best", {{"speedup", s.best_speedup},
@@ -101,6 +111,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
                       {"dispatch", dispatch},
+                      {"knowledge_notes", s.knowledge_notes},
                       {"degraded", degraded},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)

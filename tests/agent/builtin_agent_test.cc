@@ -143,8 +143,8 @@ TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
   Fixture fx;
   ProposalContext ctx = fx.Context();
   ctx.max_candidates = 1;
-  ctx.decisions.push_back({"cluster_dsmem", R"({"CLUSTER": 4})", "validated", 1.3, 0.9, ""});
-  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, ""});
+  ctx.decisions.push_back({"cluster_dsmem", R"({"CLUSTER": 4})", "validated", 1.3, 0.9, "", "cluster=4"});
+  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, "", "block=64"});
   BuiltinAgent agent({.seed = 11});
   std::vector<Proposal> out;
   std::string err;
@@ -207,6 +207,36 @@ TEST(BuiltinAgent, WarmStartsFromTheBestResultsOfEarlierRuns) {
     EXPECT_EQ(p.rationale.find("warm start"), std::string::npos) << p.rationale;
     EXPECT_FALSE(tried.count(CandidateHash(p.candidate.source, p.params)));
   }
+}
+
+// A refuted setting steers fresh draws away, but never hides an earlier run's measured winner, and
+// a refutation transferred from another operator forbids nothing.
+TEST(BuiltinAgent, ARefutedSettingNeverDropsAWarmStart) {
+  Fixture fx;
+  BuiltinAgent agent({.seed = 3});
+  ProposalContext ctx = fx.Context();
+  ctx.max_candidates = 1;
+  ctx.prior_results = {Prior("families/plain.cu", {{"BLOCK", 64}, {"VEC", 1}}, 90)};
+  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.8, 0.9, "", "block=64"});
+  std::vector<Proposal> out;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].family, "families/plain.cu");
+  EXPECT_EQ(out[0].params, (ParamAssignment{{"BLOCK", 64}, {"VEC", 1}}));
+  EXPECT_EQ(out[0].rationale.rfind("warm start", 0), 0u) << out[0].rationale;
+  EXPECT_NE(out[0].rationale.find("refuted"), std::string::npos) << "the agent says why it kept it";
+
+  // Transferred refutations are priors to confirm: BLOCK=64 stays drawable.
+  ctx.prior_results.clear();
+  ctx.decisions.back().transferred = true;
+  ctx.max_candidates = 40;
+  bool drew64 = false;
+  for (int round = 0; round < 3 && !drew64; ++round) {
+    ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+    for (const Proposal& p : out) drew64 |= p.family == "families/plain.cu" && p.params.at("BLOCK") == 64;
+  }
+  EXPECT_TRUE(drew64);
 }
 
 TEST(BuiltinAgent, SameSeedSameProposals) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -43,15 +44,16 @@ void FillStore(const std::string& path) {
 TEST(KnowledgeCli, ReadCommandsOnAMissingStoreCreateNothing) {
   TempDir dir;
   std::string store = dir.file("sub/store.db");
-  CommandResult r = RunForgek({"--store", store, "knowledge", "list"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("no knowledge store"), std::string::npos) << r.err;
-  r = RunForgek({"--store", store, "--json", "knowledge", "list", "--op", "gemm_bf16"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(nlohmann::json::parse(r.out)["exists"].get<bool>());
-  r = RunForgek({"--store", store, "knowledge", "export"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no knowledge store"), std::string::npos) << r.err;
+  // Every read command calls a missing store an error (exit 1) naming its path, as `seal list` does.
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"knowledge", "list"}, {"--json", "knowledge", "list", "--op", "gemm_bf16"}, {"knowledge", "export"},
+           {"seal", "list"}, {"--json", "seal", "list"}}) {
+    args.insert(args.begin(), {"--store", store});
+    CommandResult r = RunForgek(args);
+    EXPECT_EQ(r.exit_code, 1) << args[2] << " " << args[3] << ": " << r.err;
+    EXPECT_NE(r.err.find("no knowledge store at " + store), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
   EXPECT_FALSE(std::filesystem::exists(dir.file("sub")));
 }
 
@@ -59,7 +61,7 @@ TEST(KnowledgeCli, ListShowsObservationsAndDecisions) {
   TempDir dir;
   std::string store = dir.file("store.db");
   FillStore(store);
-  CommandResult r = RunForgek({"--store", store, "knowledge", "list", "--op", "gemm_bf16"});
+  CommandResult r = RunForgek({"--store", store, "knowledge", "list", "--op", "gemm_bf16", "--subject", "reference"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* s : {"320x128", "cooperative", "2x1x1", "-> wgmma", "-> tma", "-> warp_specialization",
                         "-> thread_block_cluster", "stages", "hypothesis"})
@@ -90,6 +92,83 @@ TEST(KnowledgeCli, ListShowsObservationsAndDecisions) {
   j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j["observations"].empty());
   EXPECT_FALSE(j["mechanisms"].empty());
+}
+
+// A store with the reference's analysis and one ablation: stages 4 against 2, 5% faster.
+void FillStoreWithAblation(const std::string& path) {
+  FillStore(path);
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(path, &err)) << err;
+  OperatorSpec op;
+  op.name = "gemm_bf16";
+  op.category = "gemm";
+  op.params = {"M", "N", "K"};
+  op.configs = {{"8192^3", {{"M", 8192}, {"N", 8192}, {"K", 8192}}}};
+  op.flops = "2*M*N*K";
+  CandidateManifest family;
+  family.params = {{"STAGES", {2, 4}}};
+  family.controls = {{"mbarrier_pipeline", {"STAGES"}}};
+  EvalResult r;
+  r.outcome = Outcome::slower;
+  ConfigResult c;
+  c.config = "8192^3";
+  c.correctness.ok = true;
+  c.incumbent.median_us = 1000;
+  c.incumbent.rel_noise = 0.005;
+  c.candidate.median_us = 1050;
+  c.candidate.rel_noise = 0.005;
+  r.configs = {c};
+  for (const SettingComparison& cmp : CompareAblation(op, family, {{"STAGES", 4}}, {{"STAGES", 2}}, r))
+    ASSERT_TRUE(RecordComparison(store, {&op, "sm90", "NVIDIA H200", "run-1"}, cmp, nullptr, &err)) << err;
+}
+
+TEST(KnowledgeCli, ListIsATableAndShowListsTheComparisons) {
+  TempDir dir;
+  std::string store = dir.file("store.db");
+  FillStoreWithAblation(store);
+  // `--op gemm` is the operator `forgek run --op gemm` ran: gemm_bf16 (its alias).
+  CommandResult r = RunForgek({"--store", store, "knowledge", "list", "--op", "gemm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gemm_bf16 on sm90 (category gemm):"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(": 0 observation(s)"), std::string::npos) << r.out;
+  for (const char* s : {"mechanism", "setting", "regime", "verdict", "effect [interval]", "cmp", "learned on"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  std::string validated_row, refuted_row;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("stages=4") != std::string::npos) validated_row = line;
+    if (line.find("stages=2") != std::string::npos) refuted_row = line;
+    EXPECT_EQ(line.find("{\""), std::string::npos) << "no JSON in the table: " << line;
+    EXPECT_LE(line.size(), 160u) << line;
+  }
+  EXPECT_NE(validated_row.find("mbarrier_pipeline"), std::string::npos) << r.out;
+  EXPECT_NE(validated_row.find("validated"), std::string::npos) << validated_row;
+  EXPECT_NE(validated_row.find("1.05x ["), std::string::npos) << validated_row;
+  EXPECT_NE(validated_row.find("gemm_bf16"), std::string::npos) << validated_row;
+  EXPECT_NE(refuted_row.find("refuted"), std::string::npos) << refuted_row;
+
+  r = RunForgek({"--store", store, "--json", "knowledge", "list", "--op", "gemm_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::string id;
+  for (const auto& d : j["decisions"])
+    if (d["setting"] == "stages=4") {
+      id = d["id"].get<std::string>();
+      EXPECT_EQ(d["comparisons"], 1);
+      EXPECT_EQ(d["effect_interval"].size(), 2u);
+      EXPECT_FALSE(d["transferred"].get<bool>());
+    }
+  ASSERT_FALSE(id.empty()) << r.out;
+  r = RunForgek({"--store", store, "knowledge", "show", id.substr(0, 12)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"ablation", "vs stages=2", "8192^3", "1000.00 us vs    1050.00 us", "noise"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = RunForgek({"--store", store, "--json", "knowledge", "show", id.substr(0, 12)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["evidence"].size(), 1u);
+  EXPECT_EQ(j["evidence"][0]["detail"]["configs"][0]["against_us"], 1050.0);
 }
 
 TEST(KnowledgeCli, ExportImportMergeForget) {

@@ -246,10 +246,55 @@ TEST(Candidate, FieldErrorsCarryPathLineAndColumn) {
        "expected an array of strings", "\"tma\"", 0},
       {"duplicate key", WithLaunch(ok_launch, R"j("name": "a", "name": "b",)j"), "name", "appears twice",
        "\"name\": \"b\"", 0},
+      {"controls not an object", WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": ["S"],)j"), "controls",
+       "expected an object", "[\"S\"]", 0},
+      {"controls names no param", WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": {"pipe": ["STAGES"]},)j"),
+       "controls.pipe[0]", "'STAGES' is not a param of this manifest", "\"STAGES\"", 0},
+      {"controls list empty", WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": {"pipe": []},)j"),
+       "controls.pipe", "non-empty array of param names", "[]", 0},
+      {"controls param not a string", WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": {"pipe": [7]},)j"),
+       "controls.pipe[0]", "expected a param name, got an integer", "7]", 0},
+      {"param controls two mechanisms",
+       WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": {"pipe": ["S"], "tile": ["S"]},)j"),
+       "controls.tile[0]", "already controls 'pipe'", "\"S\"]}", 0},
+      {"controls key not an id", WithLaunch(ok_launch, R"j("params": {"S": [2, 4]}, "controls": {"my pipe": ["S"]},)j"),
+       "controls.my pipe", "not a mechanism id", "\"my pipe\"", 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     ExpectAt(Parse(c.source), c.field, c.says, LineColumnOf(c.source, c.at, c.shift));
+  }
+}
+
+TEST(Candidate, ControlsMapMechanismsToParamsInManifestOrder) {
+  const std::string ok_launch = R"j({"kernel": "k", "grid": [1], "block": [32], "args": []})j";
+  Parsed p = Parse(WithLaunch(ok_launch, R"j("mechanisms": ["mbarrier_pipeline"],
+    "params": {"BM": [64, 128], "BN": [128, 256], "STAGES": [2, 4], "GROUP_M": [8]},
+    "controls": {"tile": ["BN", "BM"], "mbarrier_pipeline": ["STAGES"]},)j"));
+  ASSERT_TRUE(p.ok) << p.Report();
+  ASSERT_EQ(p.c.manifest.controls.size(), 2u);
+  EXPECT_EQ(p.c.manifest.controls[0].mechanism, "tile");
+  EXPECT_EQ(p.c.manifest.controls[0].params, (std::vector<std::string>{"BM", "BN"}));
+  ASSERT_NE(p.c.manifest.ControlOf("STAGES"), nullptr);
+  EXPECT_EQ(p.c.manifest.ControlOf("STAGES")->mechanism, "mbarrier_pipeline");
+  EXPECT_EQ(p.c.manifest.ControlOf("GROUP_M"), nullptr);
+}
+
+TEST(Candidate, ShippedFamiliesDeclareValidControls) {
+  for (const char* rel : {"gemm_bf16/families/wgmma_tma_ws.cu", "gemm_bf16/families/wgmma_persistent.cu",
+                          "gemm_bf16/families/wgmma_tma.cu", "gemm_bf16/families/mma_sync_cp_async.cu",
+                          "grouped_gemm_bf16/families/mma_sync_tiles.cu", "softmax_fp32/families/by_row_length.cu",
+                          "softmax_fp32/families/cluster_split_rows.cu", "softmax_fp32/families/row_per_block.cu",
+                          "softmax_fp32/families/row_per_warp.cu"}) {
+    Candidate c;
+    Diagnostics diags;
+    ASSERT_TRUE(LoadCandidateFile(SourceDir() + "/operators/" + rel, &c, &diags)) << rel << FormatDiagnostics(diags);
+    EXPECT_FALSE(c.manifest.controls.empty()) << rel;
+    // Every param with a domain is controlled: any pair of instances differing in one param isolates something.
+    for (const ParamSpec& ps : c.manifest.params)
+      if (ps.values.size() > 1) {
+        EXPECT_NE(c.manifest.ControlOf(ps.name), nullptr) << rel << ": " << ps.name;
+      }
   }
 }
 

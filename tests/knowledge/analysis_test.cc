@@ -41,7 +41,7 @@ TEST_F(AnalysisTest, LaunchShape) {
   EXPECT_EQ(hw_.name, "NVIDIA H200");
   EXPECT_EQ(Value("launch", "grid"), "2x66x1");
   EXPECT_EQ(Value("launch", "warpgroups"), "3");
-  EXPECT_EQ(Mech("launch", "warpgroups"), "warp_specialization");
+  EXPECT_EQ(Mech("launch", "warpgroups"), "") << "a thread count shows no roles; the name's schedule does";
   EXPECT_EQ(Value("launch", "cluster"), "2x1x1");
   EXPECT_EQ(Mech("launch", "cluster"), "thread_block_cluster");
   EXPECT_EQ(Value("launch", "registers"), "168");
@@ -84,6 +84,39 @@ TEST_F(AnalysisTest, Roofline) {
   const Observation* tf = Find(obs_, "roofline", "tflops");
   ASSERT_NE(tf, nullptr);
   EXPECT_NEAR(tf->number, 760.4, 0.5);
+}
+
+// The softmax reference (operators/softmax_fp32/reference.cu) on a long row: one 1024-thread CTA per
+// slice of a cluster. Eight warpgroups of threads, one role: it is not warp-specialised.
+TEST_F(AnalysisTest, TheSoftmaxReferenceClaimsNoWarpSpecialisation) {
+  KernelProfile p;
+  p.label = "reference";
+  p.config = "M4096_N32768";
+  KernelLaunchRecord l;
+  l.name = "softmax_fp32_reference";
+  l.grid[0] = 8192;
+  l.block[0] = 1024;
+  l.cluster[0] = 2, l.cluster[1] = 1, l.cluster[2] = 1;
+  l.registers_per_thread = 40;
+  l.duration_us = 900;
+  p.launches = {l};
+  p.sass = "        /*0100*/                   SHFL.BFLY PT, R5, R4, 0x10, 0x1f ;\n"
+           "        /*0110*/                   LDG.E.128 R8, desc[UR4][R2.64] ;\n"
+           "        /*0120*/                   MUFU.EX2 R9, R9 ;\n"
+           "        /*0130*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;\n";
+  p.time_us = 900;
+  p.bytes = 2.0 * 4 * 4096 * 32768;
+  auto obs = AnalyzeKernel(p, "softmax_fp32", "sm90", &hw_, kb_, "fp32_tflops");
+  EXPECT_EQ(Find(obs, "launch", "warpgroups")->value, "8");
+  for (const auto& o : obs) {
+    EXPECT_NE(o.mechanism, "warp_specialization") << o.kind << " " << o.key << " = " << o.value;
+    EXPECT_NE(o.mechanism, "setmaxnreg") << o.kind << " " << o.key;
+    if (!o.mechanism.empty()) {
+      EXPECT_FALSE(o.evidence.empty()) << "a claim names its evidence: " << o.key;
+    }
+  }
+  for (const auto& h : HypothesesFromObservations(obs, "softmax", "large", "NVIDIA H200"))
+    EXPECT_NE(h.scope.mechanism, "warp_specialization") << h.evidence.source;
 }
 
 TEST_F(AnalysisTest, MemoryBoundKernelWithoutMetricsOrName) {

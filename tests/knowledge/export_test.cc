@@ -32,21 +32,19 @@ void Fill(Store& store, const std::string& device, double speedup) {
   a.outcome = Outcome::faster;
   a.measurements = {{"8192^3", true, 0.001, 0.1, 1.0 / 3, 0.5, 0.01, speedup, 70.25}};
   ASSERT_TRUE(store.AddAttempt(&a, &err)) << err;
+  // An ablation of the attempt: stages 4 against 3, `speedup` faster, interleaved.
   EvalResult r;
-  r.outcome = Outcome::faster;
+  r.outcome = Outcome::slower;
   r.configs.resize(1);
   r.configs[0].config = "8192^3";
-  r.configs[0].speedup = speedup;
-  AttemptEvidenceInput in;
-  in.op = &op;
-  in.arch = "sm90";
-  in.device = device;
-  in.run_id = run.id;
-  in.attempt_id = a.id;
-  in.candidate_hash = c.hash;
-  in.mechanisms = {"wgmma"};
-  in.result = &r;
-  ASSERT_TRUE(RecordAttemptEvidence(store, in, nullptr, &err)) << err;
+  r.configs[0].correctness.ok = true;
+  r.configs[0].incumbent.median_us = 1000;
+  r.configs[0].candidate.median_us = 1000 * speedup;
+  CandidateManifest family;
+  family.params = {{"STAGES", {3, 4}}};
+  family.controls = {{"mbarrier_pipeline", {"STAGES"}}};
+  for (const SettingComparison& cmp : CompareAblation(op, family, {{"STAGES", 4}}, {{"STAGES", 3}}, r))
+    ASSERT_TRUE(RecordComparison(store, {&op, "sm90", device, run.id}, cmp, nullptr, &err)) << err;
   SealRecord s;
   s.id = "seal-" + device;
   s.operator_name = op.name;
@@ -98,16 +96,23 @@ TEST(Export, MergeKeepsEvidenceFromBothMachines) {
     EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "wgmma", "", 0}, &ds, &err)) << err;
     return ds.empty() ? DecisionRecord{} : ds[0];
   };
+  auto stages4 = [&](Store& s) {
+    std::vector<DecisionRecord> ds;
+    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "mbarrier_pipeline", "validated", 0}, &ds, &err)) << err;
+    return ds.empty() ? DecisionRecord{} : ds[0];
+  };
   DecisionRecord before = wgmma(a);
-  ASSERT_EQ(before.supporting, 2);  // its own observation and attempt
+  ASSERT_EQ(before.supporting, 1);  // its own observation; the comparison bears on stages, not on wgmma
+  ASSERT_EQ(stages4(a).comparisons, 1);
   ImportStats st;
   b.Close();
   ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
   DecisionRecord after = wgmma(a);
   EXPECT_EQ(after.id, before.id);    // one decision: same scope, same content hash
-  EXPECT_EQ(after.supporting, 4);    // both machines' observation and attempt
+  EXPECT_EQ(after.supporting, 2);    // both machines' observation
   EXPECT_GT(after.confidence, before.confidence);
-  EXPECT_NEAR(after.effect, std::sqrt(1.20 * 1.10), 1e-9);
+  EXPECT_EQ(stages4(a).comparisons, 2);  // both machines' ablation
+  EXPECT_NEAR(stages4(a).effect, std::sqrt(1.20 * 1.10), 1e-9);
   EXPECT_EQ(st.added["observations"], 0);  // same reference profile, same observations
   EXPECT_GT(st.present["observations"], 0);
   EXPECT_EQ(st.added["seals"], 1);
@@ -115,7 +120,7 @@ TEST(Export, MergeKeepsEvidenceFromBothMachines) {
   // Merging again adds nothing.
   ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
   EXPECT_TRUE(st.added.empty());
-  EXPECT_EQ(wgmma(a).supporting, 4);
+  EXPECT_EQ(wgmma(a).supporting, 2);
 }
 
 TEST(Export, MalformedImportNamesTheFieldAndChangesNothing) {
@@ -152,7 +157,7 @@ TEST(Forget, DecisionOperatorMechanism) {
   EXPECT_EQ(removed["decisions"], 1);
   ASSERT_TRUE(Forget(a, {"", "", "wgmma", "sm90"}, &removed, &err)) << err;
   EXPECT_EQ(removed["decisions"], 1);
-  EXPECT_EQ(removed["evidence"], 2);
+  EXPECT_EQ(removed["evidence"], 1);
   ASSERT_TRUE(Forget(a, {"", "gemm_bf16", "", ""}, &removed, &err)) << err;
   EXPECT_GT(removed["observations"], 0);
   ASSERT_TRUE(a.ListDecisions({}, &ds, &err));

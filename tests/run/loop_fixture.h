@@ -1,5 +1,5 @@
-// The toy operator of the run tests: a family whose TILE param makes it faster, one that never
-// compiles, a golden, and a reference timed by a scripted evaluator.
+// The toy operator of the run-loop tests: a family that gets faster with its params, one that
+// never compiles, a golden kernel, and a time model for the scripted evaluator.
 #pragma once
 
 #include <string>
@@ -12,7 +12,7 @@
 namespace forgek {
 
 // A family whose TILE param makes it faster, one that never compiles, one with a wrong instance.
-inline const char* kFastFamily = R"CU(/* forgek
+inline constexpr const char* kFastFamily = R"CU(/* forgek
 { "name": "tiled", "mechanisms": ["vector_16B"],
   "params": {"TILE": [1, 2, 4, 8], "UNROLL": [1, 2]},
   "launches": [{"kernel": "scale", "grid": ["ceil_div(N, 256)"], "block": [256], "args": ["x", "y", "N"]}] }
@@ -22,7 +22,7 @@ extern "C" __global__ void scale(const float* x, float* y, int N) {
   if (i < N) y[i] = x[i] * TILE * UNROLL;
 }
 )CU";
-inline const char* kGolden = R"CU(/* forgek
+inline constexpr const char* kGolden = R"CU(/* forgek
 { "name": "golden", "launches": [{"kernel": "golden", "grid": ["ceil_div(N, 128)"], "block": [128], "args": ["x", "y", "N"]}] }
 */
 extern "C" __global__ void golden(const float* x, float* y, int N) {
@@ -30,7 +30,7 @@ extern "C" __global__ void golden(const float* x, float* y, int N) {
   if (i < N) y[i] = x[i];
 }
 )CU";
-inline const char* kBrokenFamily = R"CU(/* forgek
+inline constexpr const char* kBrokenFamily = R"CU(/* forgek
 { "name": "broken", "mechanisms": ["warp_shuffle_reduction"], "params": {"W": [1, 2]},
   "launches": [{"kernel": "broken", "grid": [1], "block": [32], "args": ["x", "y", "N"]}] }
 */

@@ -231,6 +231,8 @@ TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   Compiler compiler(TestCompilerOptions(fx.dir));
   BuiltinAgent agent;
   RunServices services{&agent, &compiler, nullptr, nullptr};
+  std::vector<std::string> lines;
+  services.progress = [&](const std::string& line) { lines.push_back(line); };
   RunOptions opts;
   opts.iterations = 4;
   opts.compile_only = true;
@@ -241,6 +243,16 @@ TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   EXPECT_GE(s.outcomes["compiled"], 1);
   EXPECT_GE(s.outcomes["compile_error"], 1);
   EXPECT_TRUE(s.seal_id.empty());
+  // Nothing was timed: a progress line says compiled or compile_error, and no speedup or best.
+  ASSERT_EQ(lines.size(), 4u);
+  int compiled = 0, failed = 0;
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find("best"), std::string::npos) << line;
+    EXPECT_EQ(line.find("0.000x"), std::string::npos) << line;
+    compiled += line.find("| compiled |") != std::string::npos;
+    failed += line.find("| compile_error |") != std::string::npos;
+  }
+  EXPECT_EQ(compiled + failed, 4) << lines[0];
 
   opts.compile_only = false;
   EXPECT_FALSE(RunOptimisation(fx.op, opts, services, &s, &err));

@@ -2,6 +2,7 @@
 {
   "name": "gemm_mma_sync_cp_async",
   "mechanisms": ["cp_async", "mma_sync"],
+  "controls": {"tile": ["BM", "BN", "BK"], "mma_sync": ["WM", "WN"], "cp_async": ["STAGES"], "raster": ["GROUP_M"]},
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32, 64],
              "WM": [32, 64], "WN": [32, 64], "STAGES": [2, 3, 4, 5], "GROUP_M": [8, 16]},
   "let": {"threads": "(BM/WM)*(BN/WN)*32",

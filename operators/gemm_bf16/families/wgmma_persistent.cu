@@ -1,8 +1,12 @@
 /* forgek
 {
   "name": "gemm_wgmma_persistent",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "tma_store", "tma_multicast", "wgmma", "mbarrier_pipeline", "warp_specialization",
                  "setmaxnreg", "persistent_grid", "thread_block_cluster", "split_k", "cluster_dsmem"],
+  "controls": {"mbarrier_pipeline": ["STAGES", "S_STAGES"], "raster": ["GROUP_M"], "tma_store": ["EPI"],
+               "split_k": ["SBN"], "k_step": ["S_BK"], "warp_specialization": ["S_CONS"],
+               "cache_hint": ["S_HINT"]},
   "params": {"BM": [128], "BN": [256], "STAGES": [3, 4], "CLUSTER_M": [1],
              "GROUP_M": [8, 16], "EPI": [1, 2], "L2P": [0],
              "SBN": [64, 128], "SK_CTAS": [128], "S_STAGES": [6, 8], "S_L2P": [0],

@@ -1,8 +1,11 @@
 /* forgek
 {
   "name": "gemm_wgmma_tma_ws",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast"],
+  "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
+               "raster": ["GROUP_M"]},
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": 64, "STAGES": [3, 4, 5, 6],
              "CLUSTER_M": [1, 2], "GROUP_M": [8, 16]},
   "let": {"smem_bytes": "STAGES*(BM + BN)*BK*2 + 2048"},

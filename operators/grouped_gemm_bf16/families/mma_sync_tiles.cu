@@ -2,6 +2,7 @@
 {
   "name": "grouped_gemm_bf16_mma_sync_tiles",
   "mechanisms": ["cp_async", "mma_sync"],
+  "controls": {"tile": ["BM", "BN"], "cp_async": ["STAGES"]},
   "params": {"BM": [64, 128], "BN": [128, 256], "BK": 32, "WM": 64, "WN": 64, "STAGES": [3, 4]},
   "let": {"threads": "(BM/WM)*(BN/WN)*32",
           "smem_bytes": "STAGES*(BM*BK + BK*BN)*2"},

@@ -3,6 +3,8 @@
   "name": "softmax_cluster_split_rows",
   "mechanisms": ["thread_block_cluster", "cluster_dsmem", "online_softmax", "register_row_cache",
                  "warp_shuffle_reduction", "vector_16B", "streaming_store"],
+  "controls": {"thread_block_cluster": ["CLUSTER"], "vector_16B": ["VEC"], "register_row_cache": ["MAX_ITEMS"],
+               "block_size": ["BLOCK"]},
   "params": {"CLUSTER": [2, 4, 8], "BLOCK": [128, 256, 512], "VEC": [1, 2, 4],
              "MAX_ITEMS": [1, 2, 4, 8, 16]},
   "let": {"row_capacity": "CLUSTER*BLOCK*VEC*MAX_ITEMS", "cached_floats_per_thread": "VEC*MAX_ITEMS"},

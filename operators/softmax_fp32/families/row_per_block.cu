@@ -3,6 +3,7 @@
   "name": "softmax_row_per_block",
   "mechanisms": ["online_softmax", "warp_shuffle_reduction", "vector_16B", "smem_row_cache",
                  "streaming_store"],
+  "controls": {"vector_16B": ["VEC"], "smem_row_cache": ["SMEM_CACHE"], "block_size": ["BLOCK"]},
   "params": {"BLOCK": [128, 256, 512, 1024], "VEC": [1, 2, 4], "SMEM_CACHE": [0, 1]},
   "let": {"row_smem": "SMEM_CACHE*4*N"},
   "constraints": ["N % VEC == 0", "row_smem <= 230400"],

@@ -3,6 +3,7 @@
   "name": "softmax_row_per_warp",
   "mechanisms": ["warp_shuffle_reduction", "vector_16B", "register_row_cache", "online_softmax",
                  "streaming_store"],
+  "controls": {"vector_16B": ["VEC"], "register_row_cache": ["MAX_ITEMS"], "rows_per_block": ["ROWS_PER_BLOCK"]},
   "params": {"ROWS_PER_BLOCK": [1, 2, 4, 8], "VEC": [1, 2, 4], "MAX_ITEMS": [1, 2, 4, 8, 16, 32]},
   "let": {"cached_floats_per_lane": "VEC*MAX_ITEMS"},
   "constraints": ["N % VEC == 0", "cached_floats_per_lane <= 64"],
