@@ -91,6 +91,14 @@ STEPS=(
   "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"
   "batch-1gpu|timeout 200 $bin/forgek --store $PWD/$out/batch1.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus 1 --iterations 4 --log-dir $PWD/$out/batch1"
   "batch-all-gpus|timeout 200 $bin/forgek --store $PWD/$out/batch2.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus all --iterations 4 --log-dir $PWD/$out/batch2"
+  # An operator added by spec only (tests/held_out/logsumexp_rows_fp32: a seed whose block size is a
+  # domain) from an empty store: it must seal (one kernel or a dispatch) >= 1.0x the reference on
+  # every config, and the seal must hold under `seal verify` (scripts/held_out_check.py).
+  "held-out|timeout 300 python3 scripts/held_out_check.py --forgek $bin/forgek --time ${HELD_OUT_TIME:-60} --keep $PWD/$out/held-out"
+  # The suite scoreboard: every operator from an empty store, the total (30 x SCOREBOARD_T) split
+  # by headroom (SOL % of docs/ops-bench-h200.json); per config expert time, sealed time, speedup,
+  # SOL %, kernel(s) and mechanisms in scoreboard.md / scoreboard.json. Sized for 8 GPUs.
+  "scoreboard|rm -f $out/scoreboard.db*; timeout ${SCOREBOARD_TIMEOUT:-540} $bin/forgek --store $PWD/$out/scoreboard.db batch --all --gpus all --time-per-op ${SCOREBOARD_T:-40} --min-time ${SCOREBOARD_MIN:-10} --headroom-from docs/ops-bench-h200.json --log-dir $PWD/$out/scoreboard --scoreboard-md $PWD/$out/scoreboard.md --scoreboard-json $PWD/$out/scoreboard.json; cat $out/scoreboard.md"
 )
 
 rows=()

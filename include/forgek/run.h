@@ -61,6 +61,16 @@ struct ConfigComparison {
   double speedup = 0;         // incumbent / best
   double speedup_vs_expert = 0;
   double incumbent_sol_pct = 0, best_sol_pct = 0;
+  // The config's verdict in words: "best 0.988x, slower beyond noise", "best 1.210x, faster".
+  std::string verdict;
+};
+
+// Which kernel serves a config in the run's dispatch, and why ("attempt 7, 1.210x, faster
+// beyond noise"; "incumbent: best 0.988x, slower beyond noise").
+struct DispatchRow {
+  std::string config;
+  std::string kernel;
+  std::string reason;
 };
 
 // One step of the best candidate's ancestry: the attempt, its parent, what changed, the effect.
@@ -100,9 +110,12 @@ struct RunSummary {
   std::vector<std::string> decisions_learned;  // decisions this run's comparisons changed, one line each,
                                                // validated and refuted first
   std::vector<std::string> knowledge_notes;    // claims checked against SASS, ablations run, retrieval
+  std::vector<DispatchRow> dispatch;  // per config, the kernel that serves it (empty: one kernel)
   std::vector<DegradedStage> degraded;         // stages that ran degraded, each reason once
   std::string seal_id;        // "" when nothing was sealed
   std::string sealed_candidate_hash;  // the sealed candidate (not always the best of the search)
+  std::string sealed_kernel;          // "tiled.cu TILE=8,UNROLL=2"; a dispatch: its kernels per config in `dispatch`
+  std::vector<std::string> sealed_mechanisms;  // the mechanisms the sealed kernel(s) claim
   std::string seal_reason;    // why it was sealed, or why not
   double wall_s = 0;
   double candidates_per_minute = 0;
@@ -136,5 +149,8 @@ namespace forgek {
 constexpr size_t kSummaryDecisionLines = 10;
 std::string RunSummaryText(const RunSummary& s, bool all_decisions = false);
 std::string RunSummaryJson(const RunSummary& s);
+// The exit status of a run that returned its summary: 0 when it ended (budget, patience, an agent
+// with nothing new to offer: exhausted), 1 when the agent failed (HTTP authentication, quota).
+int RunExitCode(const RunSummary& s);
 
 }  // namespace forgek

@@ -2,6 +2,7 @@
 // comparing two of them, and verifying one again on the GPU.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "forgek/compile.h"
@@ -21,6 +22,10 @@ struct SealOrigin {
   std::string parent;           // the incumbent's seal id ("" when the incumbent is the expert reference)
   std::string incumbent_label;  // what the confirmation was timed against
   std::string run_id, toolchain, driver, device;
+  // A dispatch seal: its table (metadata.dispatch, docs/seal-format.md) as JSON text, and the table
+  // entry that served each confirmed config. Empty for a seal of one kernel.
+  std::string dispatch_json;
+  std::map<std::string, int> kernel_of_config;
 };
 
 // The record of a new seal from a confirmation that `verdict` (DecideSeal) sealed: per-config times,

@@ -2,7 +2,7 @@
 {
   "name": "adamw_step_thread_per_param",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "adamw_step_fp32_seed", "grid": ["ceil_div(N, THREADS)"], "block": ["THREADS"],
      "args": ["p", "g", "m", "v", "lr", "beta1", "beta2", "eps", "weight_decay", "step", "N"]}

@@ -2,7 +2,7 @@
 {
   "name": "cross_entropy_block_two_pass",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "cross_entropy_seed", "grid": ["T"], "block": ["THREADS"], "args": ["logits", "targets", "loss", "T", "V"]}
   ]

@@ -2,7 +2,7 @@
 {
   "name": "depthwise_conv2d_bf16_seed",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "constraints": ["C % 2 == 0"],
   "launches": [
     {"kernel": "depthwise_conv2d_pairs",

@@ -2,7 +2,7 @@
 {
   "name": "embedding_gather_thread_per_element",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "embedding_gather_bf16_seed", "grid": ["ceil_div(T*D, THREADS)"], "block": ["THREADS"],
      "args": ["ids", "table", "out", "T", "D"]}

@@ -2,7 +2,7 @@
 {
   "name": "fused_add_rmsnorm_block_row_two_pass",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "fused_add_rmsnorm_bf16_seed", "grid": ["M"], "block": ["THREADS"],
      "args": ["x", "residual", "w", "y", "M", "N", "eps"]}

@@ -2,7 +2,7 @@
 {
   "name": "gelu_tanh_thread_per_element",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "gelu_tanh_bf16_seed", "grid": ["ceil_div(N, THREADS)"], "block": ["THREADS"], "args": ["x", "y", "N"]}
   ]

@@ -2,7 +2,7 @@
 {
   "name": "layernorm_block_row_three_pass",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "layernorm_bf16_seed", "grid": ["M"], "block": ["THREADS"],
      "args": ["x", "gamma", "beta", "y", "M", "N", "eps"]}

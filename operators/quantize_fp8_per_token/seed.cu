@@ -2,7 +2,7 @@
 {
   "name": "quantize_fp8_block_row_two_pass",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "quantize_fp8_per_token_seed", "grid": ["M"], "block": ["THREADS"],
      "args": ["x", "q", "scales", "M", "N"]}

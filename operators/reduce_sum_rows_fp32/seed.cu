@@ -2,7 +2,7 @@
 {
   "name": "reduce_sum_rows_block_tree",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "reduce_sum_rows_seed", "grid": ["M"], "block": ["THREADS"], "args": ["x", "y", "M", "N"]}
   ]

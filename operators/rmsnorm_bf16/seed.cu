@@ -2,7 +2,7 @@
 {
   "name": "rmsnorm_block_row_two_pass",
   "mechanisms": ["smem_tree_reduction"],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "rmsnorm_bf16_seed", "grid": ["M"], "block": ["THREADS"], "args": ["x", "w", "y", "M", "N", "eps"]}
   ]

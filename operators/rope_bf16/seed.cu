@@ -2,7 +2,7 @@
 {
   "name": "rope_thread_per_pair",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "rope_bf16_seed", "grid": ["ceil_div(T*H*(D/2), THREADS)"], "block": ["THREADS"],
      "args": ["q", "positions", "cos_sin_cache", "q_rot", "T", "H", "D"]}

@@ -2,7 +2,7 @@
 {
   "name": "silu_and_mul_thread_per_element",
   "mechanisms": [],
-  "params": {"THREADS": 256},
+  "params": {"THREADS": [64, 128, 256, 512, 1024]},
   "launches": [
     {"kernel": "silu_and_mul_bf16_seed", "grid": ["ceil_div(M*N, THREADS)"], "block": ["THREADS"],
      "args": ["x", "out", "M", "N"]}

@@ -17,9 +17,13 @@
 #include "agent/reply_parser.h"
 #include "forgek/hash.h"
 #include "forgek/paths.h"
+#include "core/json_parse.h"
 
 namespace forgek {
 namespace {
+
+constexpr char kRepeatProblem[] =
+    "this candidate is identical to one already tried in this run; propose a different kernel";
 
 int64_t NowUnixMs() {
   using namespace std::chrono;
@@ -262,7 +266,7 @@ std::string TunedToRecord(const std::vector<Proposal>& tuned) {
 
 bool TunedFromRecord(const std::string& text, const std::vector<Candidate>& families, std::vector<Proposal>* out,
                      std::string* err) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(text);
   if (!j.is_array()) {
     *err = "replay: a recorded tuning round is not a JSON array";
     return false;
@@ -439,6 +443,9 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
   std::set<std::string> tried;
   for (const auto& a : ctx.history) tried.insert(a.candidate_hash);
   std::string first_error, fatal_error;
+  // Replies dropped only because they repeated kernels already tried: the model has nothing new
+  // to offer, which ends the run as exhausted, not as a failure.
+  int failed_turns = 0, dropped = 0, dropped_as_repeats = 0;
   std::vector<Turn*> pending;
   for (auto& t : turns) pending.push_back(t.get());
 
@@ -457,6 +464,7 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
       }
       if (!t->ok) {
         spdlog::warn("llm: {}", t->error);
+        ++failed_turns;
         std::string& slot = t->fatal ? fatal_error : first_error;
         if (slot.empty()) slot = t->error;
         continue;
@@ -486,13 +494,15 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
           out->push_back(std::move(proposal));
           continue;
         }
-        problem = "this candidate is identical to one already tried in this run; propose a different kernel";
+        problem = std::string(kRepeatProblem);
       } else if (provider->StoppedAtTokenLimit(t->reply.stop_reason)) {
         problem += fmt::format(" (the reply stopped at the output limit of {} tokens: be more concise)",
                                opts.max_output_tokens);
       }
       if (state->repairs >= opts.max_repair_turns) {
         spdlog::warn("llm: reply dropped after {} repair turn(s): {}", state->repairs, problem);
+        ++dropped;
+        if (problem == kRepeatProblem) ++dropped_as_repeats;
         if (first_error.empty()) {
           first_error = fmt::format("no usable candidate after {} repair turn(s): {}", state->repairs, problem);
         }
@@ -512,6 +522,11 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
   LlmSpend spent = Spent();
   spdlog::info("llm: {} proposal(s); spent so far {} request(s), {} + {} tokens, ${:.4f}", out->size(), spent.requests,
                spent.input_tokens, spent.output_tokens, spent.cost_usd);
+  if (out->empty() && failed_turns == 0 && dropped > 0 && dropped == dropped_as_repeats) {
+    spdlog::warn("llm: every reply repeated a kernel already tried, through {} repair turn(s): nothing new to offer",
+                 opts.max_repair_turns);
+    return true;  // an empty proposal list: the run ends as exhausted
+  }
   if (out->empty() && !(fatal_error.empty() && first_error.empty())) {
     *err = fatal_error.empty() ? first_error : fatal_error;
     return false;

@@ -2,7 +2,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,27 +16,41 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "core/atomic_file.h"
 #include "cli/option_checks.h"
 #include "forgek/batch.h"
+#include "forgek/budget.h"
 #include "forgek/gpu_list.h"
+#include "forgek/operator_spec.h"
 #include "forgek/paths.h"
+#include "forgek/scoreboard.h"
+#include "forgek/store.h"
 #include "forgek/subprocess.h"
 #include "forgek/worker_client.h"
+#include "core/json_parse.h"
 
 namespace forgek::cli {
 namespace {
 
 struct BatchArgs {
   std::vector<std::string> ops;
+  bool all = false;            // every operator of the suite
+  std::string time_per_op;     // the total is this times the operators, split by headroom
+  std::string headroom_from;   // `forgek --json ops bench` output: SOL % where the store knows none
+  double floor_s = 60;         // every run's share starts with this (incumbent analysis, confirmation)
+  std::string scoreboard_md, scoreboard_json;
+  bool iterations_given = false;
+  std::map<std::string, double> seconds;  // each run's share of the time budget
   std::string gpus = "all";
   std::string log_dir;
   // Passed through to every run.
   std::string agent = "builtin";
   int iterations = 24;
-  std::string time;
+  std::string time;  // the batch's total wall-time budget, split by headroom
   int patience = 0;
   int batch = 4;
   uint64_t seed = 1;
@@ -52,10 +68,14 @@ class ProcessLauncher : public RunLauncher {
     std::vector<std::string> argv = {SelfExecutablePath()};
     if (!ctx_.store.empty()) argv.insert(argv.end(), {"--store", ctx_.store});
     if (!ctx_.operators_dir.empty()) argv.insert(argv.end(), {"--operators", ctx_.operators_dir});
+    auto share = args_.seconds.find(op);
+    const bool timed = share != args_.seconds.end();
+    // With a time budget, a run ends by its share of time, not by a count (unless one was given).
+    const int iterations = timed && !args_.iterations_given ? 0 : args_.iterations;
     argv.insert(argv.end(), {"--arch", ctx_.arch, "--json", "run", "--op", op, "--gpus", std::to_string(gpu) + ",",
-                             "--agent", args_.agent, "--iterations", std::to_string(args_.iterations), "--batch",
+                             "--agent", args_.agent, "--iterations", std::to_string(iterations), "--batch",
                              std::to_string(args_.batch), "--seed", std::to_string(args_.seed)});
-    if (!args_.time.empty()) argv.insert(argv.end(), {"--time", args_.time});
+    if (timed) argv.insert(argv.end(), {"--time", std::to_string(static_cast<long long>(share->second + 0.5)) + "s"});
     if (args_.patience > 0) argv.insert(argv.end(), {"--patience", std::to_string(args_.patience)});
     if (args_.no_seal) argv.push_back("--no-seal");
 
@@ -108,7 +128,78 @@ std::string DefaultLogDir() {
   return DefaultCacheDir() + "/batch-" + stamp;
 }
 
-void Batch(Context& ctx, const BatchArgs& a) {
+// Per operator, the geomean SOL % of its configs in an `ops bench` JSON file ({"rows": [...]}).
+std::map<std::string, double> BenchSol(const std::string& path) {
+  std::map<std::string, double> sol;
+  if (path.empty()) return sol;
+  std::ifstream f(path);
+  if (!f) throw UsageError("--headroom-from: cannot read " + path);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json j = ParseJsonLenient(text.str());
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
+    throw UsageError("--headroom-from " + path + ": expected the JSON of `forgek --json ops bench` (an object with \"rows\")");
+  std::map<std::string, std::pair<double, int>> logs;
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    const nlohmann::json& row = j["rows"][i];
+    if (!row.is_object() || !row.contains("operator") || !row["operator"].is_string())
+      throw UsageError("--headroom-from " + path + ": rows[" + std::to_string(i) + "].operator is not a string");
+    if (!row.contains("sol_pct") || !row["sol_pct"].is_number() || row["sol_pct"].get<double>() <= 0) continue;
+    auto& [sum, n] = logs[row["operator"].get<std::string>()];
+    sum += std::log(row["sol_pct"].get<double>());
+    ++n;
+  }
+  for (const auto& [op, v] : logs) sol[op] = std::exp(v.first / v.second);
+  return sol;
+}
+
+// The batch's total time budget in seconds (0: none) from --time or --time-per-op.
+double TotalTime(const BatchArgs& a) {
+  double total = 0, per_op = 0;
+  if (!ParseDuration(a.time, &total)) throw UsageError("--time must look like 90, 90s, 15m or 1h, not '" + a.time + "'");
+  if (!ParseDuration(a.time_per_op, &per_op))
+    throw UsageError("--time-per-op must look like 90, 90s, 15m or 1h, not '" + a.time_per_op + "'");
+  if (total > 0 && per_op > 0) throw UsageError("give --time (the total) or --time-per-op, not both");
+  return per_op > 0 ? per_op * static_cast<double>(a.ops.size()) : total;
+}
+
+// Splits `total` seconds by headroom; fills a.seconds and logs each share with its reason.
+void SplitTime(const Context& ctx, BatchArgs& a, double total) {
+  if (total <= 0) return;
+  std::map<std::string, double> bench = BenchSol(a.headroom_from);
+  Store store;
+  std::string err;
+  if (!store.Open(StorePath(ctx), &err)) throw Failure("store: " + err);
+  std::vector<OperatorHeadroom> headroom;
+  for (const std::string& op : a.ops) {
+    auto b = bench.find(op);
+    OperatorHeadroom h;
+    if (!HeadroomFromStore(store, op, ctx.arch, b == bench.end() ? -1 : b->second, &h, &err))
+      throw Failure("store: " + err);
+    headroom.push_back(std::move(h));
+  }
+  spdlog::info("batch: {:.0f} s split across {} operators by headroom (each at least {:.0f} s):", total, a.ops.size(),
+               std::min(a.floor_s, total / static_cast<double>(a.ops.size())));
+  for (const BudgetShare& share : SplitBudget(headroom, total, a.floor_s)) {
+    a.seconds[share.op] = share.seconds;
+    spdlog::info("  {:<28} {:7.0f} s  {}", share.op, share.seconds, share.why);
+  }
+}
+
+void WriteFileOrFail(const std::string& path, const std::string& text) {
+  std::string err;
+  if (!WriteFileAtomic(path, text, &err)) throw Failure(err);
+}
+
+void Batch(Context& ctx, BatchArgs& a) {
+  if (a.all && !a.ops.empty()) throw UsageError("give operator names or --all, not both");
+  if (a.all) {
+    for (const std::string& dir : ListOperatorDirs(OperatorsDir(ctx)))
+      a.ops.push_back(std::filesystem::path(dir).filename().string());
+    if (a.ops.empty()) throw Failure("no operators in " + OperatorsDir(ctx));
+  }
+  if (a.ops.empty()) throw UsageError("name the operators to run, or --all");
+  const double total_s = TotalTime(a);
   std::vector<int> gpus;
   std::string err;
   {
@@ -119,6 +210,7 @@ void Batch(Context& ctx, const BatchArgs& a) {
       throw Failure("no usable GPU: " + (!err.empty() ? err : probe.error));
     if (!ParseGpuList(a.gpus, static_cast<int>(probe.devices.size()), &gpus, &err)) throw UsageError(err);
   }
+  SplitTime(ctx, a, total_s);
   std::string log_dir = a.log_dir.empty() ? DefaultLogDir() : a.log_dir;
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
@@ -133,6 +225,19 @@ void Batch(Context& ctx, const BatchArgs& a) {
     std::printf("%s\n", BatchSummaryJson(results, wall).c_str());
   else
     std::printf("%s", BatchSummaryText(results, wall).c_str());
+  if (!a.scoreboard_md.empty() || !a.scoreboard_json.empty()) {
+    std::vector<ScoreboardRow> rows = BuildScoreboard(results);
+    std::time_t t = std::time(nullptr);
+    char day[32];
+    std::strftime(day, sizeof day, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    std::string title = std::string("Suite scoreboard, ") + day + ", " + std::to_string(a.ops.size()) +
+                        " operators on " + ctx.arch + (a.time_per_op.empty() ? "" : ", --time-per-op " + a.time_per_op) +
+                        (a.time.empty() ? "" : ", --time " + a.time);
+    if (!a.scoreboard_md.empty()) WriteFileOrFail(a.scoreboard_md, ScoreboardMarkdown(rows, title));
+    if (!a.scoreboard_json.empty()) WriteFileOrFail(a.scoreboard_json, ScoreboardJson(rows, title));
+    spdlog::info("scoreboard: {} rows{}{}", rows.size(), a.scoreboard_md.empty() ? "" : " in " + a.scoreboard_md,
+                 a.scoreboard_json.empty() ? "" : " and " + a.scoreboard_json);
+  }
   for (const BatchRunResult& r : results)
     if (!r.error.empty() || r.exit_code != 0) ctx.exit_code = kExitFailure;
 }
@@ -143,22 +248,36 @@ void set_batch_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<BatchArgs>();
   CLI::App* cmd = app.add_subcommand(
       "batch", "Run several operators at once, one run per free GPU, continuing after failures; ends with a table");
-  cmd->add_option("OPS", a->ops, "Operator names or aliases")->required();
+  cmd->add_option("OPS", a->ops, "Operator names or aliases");
+  cmd->add_flag("--all", a->all, "Every operator of the suite");
   cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")
       ->check(GpuListSyntax())
       ->capture_default_str();
   cmd->add_option("--log-dir", a->log_dir, "Folder for each run's log and JSON summary (default under the cache)");
   cmd->add_option("--agent", a->agent, "Agent of every run")->check(CLI::IsMember({"builtin"}))->capture_default_str();
-  cmd->add_option("--iterations", a->iterations, "Candidates per run")
+  cmd->add_option("--iterations", a->iterations, "Candidates per run (with a time budget: no count unless given)")
       ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
-  cmd->add_option("--time", a->time, "Wall-time budget per run: 90, 90s, 15m, 1h");
+  cmd->add_option("--time", a->time,
+                  "Total wall-time budget of the batch, split across operators by headroom: 90, 90s, 15m, 1h");
+  cmd->add_option("--time-per-op", a->time_per_op,
+                  "Budget per operator on average (the total, operators x this, is split by headroom)");
+  cmd->add_option("--headroom-from", a->headroom_from,
+                  "JSON of `forgek --json ops bench`: SOL % for operators the store has not measured");
+  cmd->add_option("--min-time", a->floor_s, "Seconds every run gets before the split by headroom")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--scoreboard-md", a->scoreboard_md, "Write the suite scoreboard (per config) as markdown here");
+  cmd->add_option("--scoreboard-json", a->scoreboard_json, "Write the suite scoreboard as JSON here");
   cmd->add_option("--patience", a->patience, "Stop a run after this many candidates without a new best")
       ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")->check(CLI::Range(1, 64));
   cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal");
-  cmd->callback([&ctx, a] { Batch(ctx, *a); });
+  cmd->callback([&ctx, a, cmd] {
+    a->iterations_given = cmd->count("--iterations") > 0;
+    Batch(ctx, *a);
+  });
 }
 
 }  // namespace forgek::cli

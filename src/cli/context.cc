@@ -1,6 +1,8 @@
 // Resolution of the shared locations named by the global options.
 #include "cli/context.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "forgek/paths.h"
@@ -26,6 +28,22 @@ std::string OperatorsDir(const Context& ctx) {
 
 std::string StorePath(const Context& ctx) {
   return ctx.store.empty() ? DefaultStorePath() : ctx.store;
+}
+
+bool ParseDuration(const std::string& text, double* seconds) {
+  if (text.empty()) {
+    *seconds = 0;
+    return true;
+  }
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(v) || v < 0) return false;
+  std::string unit(end);
+  if (unit.empty() || unit == "s") *seconds = v;
+  else if (unit == "m") *seconds = v * 60;
+  else if (unit == "h") *seconds = v * 3600;
+  else return false;
+  return true;
 }
 
 }  // namespace forgek::cli

@@ -45,4 +45,7 @@ std::string OperatorsDir(const Context& ctx);
 // The store path from --store, FORGEK_STORE or the per-user default.
 std::string StorePath(const Context& ctx);
 
+// A wall-time budget: "90", "90s", "15m", "1h" ("" is 0); false when it is none of those.
+bool ParseDuration(const std::string& text, double* seconds);
+
 }  // namespace forgek::cli

@@ -242,7 +242,7 @@ void RunShow(Context& ctx, const KnowledgeOptions& o) {
         std::printf("  observation  %s\n", e.source.c_str());
         continue;
       }
-      json detail = json::parse(e.detail_json, nullptr, false);
+      json detail = ParseJsonLenient(e.detail_json);
       std::string against = detail.is_object() ? detail.value("against", "") : "";
       std::printf("  %-10s %.3fx (noise %.1f%%) vs %s on %s: %s\n", e.kind.c_str(), e.speedup, 100 * e.noise,
                   against.c_str(), e.operator_name.c_str(), e.source.c_str());

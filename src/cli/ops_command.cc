@@ -15,6 +15,7 @@
 #include "forgek/compile.h"
 #include "forgek/library_reference.h"
 #include "forgek/operator_spec.h"
+#include "forgek/param_corners.h"
 #include "forgek/paths.h"
 
 namespace forgek::cli {
@@ -202,7 +203,7 @@ void ShowOperator(const Context& ctx, const std::string& name) {
 struct KernelFile {
   std::string field;  // "golden", "seed", "reference.kernel", "families[2]"
   std::string path;   // absolute
-  bool fixed;         // every param must have one value (golden, seed, reference)
+  bool fixed;         // every param must have one value (golden, reference)
 };
 
 struct Validation {
@@ -214,7 +215,8 @@ struct Validation {
 
 std::vector<KernelFile> KernelFiles(const OperatorSpec& op) {
   auto abs = [&](const std::string& rel) { return (fs::path(op.dir) / rel).lexically_normal().string(); };
-  std::vector<KernelFile> files = {{"golden", abs(op.golden), true}, {"seed", abs(op.seed), true}};
+  // A seed may be a search space (params with domains); golden and reference are fixed kernels.
+  std::vector<KernelFile> files = {{"golden", abs(op.golden), true}, {"seed", abs(op.seed), false}};
   if (!op.reference.kernel.empty()) files.push_back({"reference.kernel", abs(op.reference.kernel), true});
   for (size_t i = 0; i < op.families.size(); ++i)
     files.push_back({"families[" + std::to_string(i) + "]", abs(op.families[i]), false});
@@ -246,7 +248,8 @@ bool ResolveOnConfigs(const OperatorSpec& op, const std::string& path, const Can
 bool CheckKernelFile(const OperatorSpec& op, const KernelFile& k, Candidate* c, Diagnostics* diags) {
   if (!LoadCandidateFile(k.path, c, diags)) return false;
   if (!ValidateCandidate(*c, op, diags)) return false;
-  if (!k.fixed) return true;
+  // A seed without domains is held to what a fixed kernel must do: resolve under every config.
+  if (!k.fixed && !(k.field == "seed" && !c->manifest.IsFamily())) return true;
   if (c->manifest.IsFamily()) {
     diags->push_back({k.path, "params", 0, 0, "the " + k.field + " must give every param one value, not a domain"});
     return false;
@@ -254,29 +257,6 @@ bool CheckKernelFile(const OperatorSpec& op, const KernelFile& k, Candidate* c, 
   ParamAssignment params;
   for (const ParamSpec& p : c->manifest.params) params[p.name] = p.values[0];
   return ResolveOnConfigs(op, k.path, c->manifest, params, /*where_constraints_hold=*/false, diags);
-}
-
-// The instance of a family that is compiled: the first value of each param, unless that breaks the
-// constraints under every config; then the first valid assignment in domain order (odometer,
-// last param fastest). False when no assignment is valid for any config: the family can never run.
-bool FirstInstance(const CandidateManifest& m, const OperatorSpec& op, ParamAssignment* out) {
-  constexpr size_t kMaxTried = 100000;
-  std::vector<size_t> index(m.params.size(), 0);
-  for (size_t tried = 0; tried < kMaxTried; ++tried) {
-    ParamAssignment a;
-    for (size_t i = 0; i < m.params.size(); ++i) a[m.params[i].name] = m.params[i].values[index[i]];
-    for (const ConfigSpec& config : op.configs) {
-      std::string why;
-      if (ConstraintsHold(m, a, config.values, &why)) {
-        *out = std::move(a);
-        return true;
-      }
-    }
-    size_t i = m.params.size();
-    while (i > 0 && ++index[i - 1] == m.params[i - 1].values.size()) index[--i] = 0;
-    if (i == 0) return false;
-  }
-  return false;
 }
 
 void ValidateOperator(const std::string& dir, const std::string& arch,
@@ -295,12 +275,21 @@ void ValidateOperator(const std::string& dir, const std::string& arch,
   for (const KernelFile& k : KernelFiles(op)) {
     Candidate c;
     if (!CheckKernelFile(op, k, &c, &v.diags)) continue;
-    ParamAssignment first;
-    if (!FirstInstance(c.manifest, op, &first)) {
+    // A family compiles its first valid instance; a seed that is a search space compiles every
+    // corner of its domains (each param at its min and max), since the run will reach them all.
+    std::vector<ParamAssignment> instances;
+    if (k.field == "seed" && c.manifest.IsFamily()) {
+      instances = DomainCorners(c.manifest, op);
+    } else {
+      ParamAssignment first;
+      if (FirstValidInstance(c.manifest, op, &first)) instances.push_back(std::move(first));
+    }
+    if (instances.empty()) {
       v.diags.push_back({k.path, "constraints", 0, 0,
                          "no assignment of the params satisfies the constraints under any config"});
       continue;
     }
+    const ParamAssignment& first = instances.front();
     if (c.manifest.IsFamily() && !ResolveOnConfigs(op, k.path, c.manifest, first, true, &v.diags)) continue;
     if (!c.manifest.ForArch(arch)) {
       // A kernel written for other archs is checked but not compiled for this one.
@@ -308,11 +297,13 @@ void ValidateOperator(const std::string& dir, const std::string& arch,
       v.compiled.push_back({{"file", k.path}, {"skipped", "for " + c.manifest.ArchsText() + ", not " + arch}});
       continue;
     }
-    CompileRequest req;
-    req.name = k.path;
-    req.source = c.source;
-    req.options = ParamDefines(first);
-    compiles->emplace_back(std::move(req), &v);
+    for (const ParamAssignment& params : instances) {
+      CompileRequest req;
+      req.name = k.path;
+      req.source = c.source;
+      req.options = ParamDefines(params);
+      compiles->emplace_back(std::move(req), &v);
+    }
   }
   *loaded = std::move(op);
 }

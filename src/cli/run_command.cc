@@ -106,7 +106,7 @@ void PrintSummary(const Context& ctx, const RunSummary& summary) {
 // run where nothing compiled 1, else 0.
 int RunExitCode(const RunOptions& opts, const RunSummary& summary) {
   if (summary.stop_reason == "interrupted") return kExitInterrupted;
-  if (summary.stop_reason.rfind("agent:", 0) == 0) return kExitFailure;
+  if (forgek::RunExitCode(summary) != 0) return kExitFailure;  // the agent failed; exhausted is 0
   if (opts.compile_only && summary.attempts > 0) {
     auto compiled = summary.outcomes.find(OutcomeName(Outcome::compiled));
     if (compiled == summary.outcomes.end() || compiled->second == 0) {
@@ -116,22 +116,6 @@ int RunExitCode(const RunOptions& opts, const RunSummary& summary) {
     }
   }
   return kExitOk;
-}
-
-bool ParseDuration(const std::string& text, double* seconds) {
-  if (text.empty()) {
-    *seconds = 0;
-    return true;
-  }
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v) || v < 0) return false;
-  std::string unit(end);
-  if (unit.empty() || unit == "s") *seconds = v;
-  else if (unit == "m") *seconds = v * 60;
-  else if (unit == "h") *seconds = v * 3600;
-  else return false;
-  return true;
 }
 
 // The agent the options name; usage errors (exit 2) for missing options, failures for the rest.

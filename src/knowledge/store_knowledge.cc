@@ -28,7 +28,7 @@ constexpr const char* kDecisionColumns =
 
 std::vector<std::string> ParseStringList(const std::string& text) {
   std::vector<std::string> out;
-  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto j = ParseJsonLenient(text);
   if (j.is_array())
     for (const auto& x : j)
       if (x.is_string()) out.push_back(x.get<std::string>());

@@ -105,6 +105,9 @@ bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSum
       return true;
     }
     if (proposals.empty()) {
+      // Nothing new to offer (a search space exhausted, a model that only repeats itself): the
+      // run ends with what it found, which is not a failure.
+      spdlog::info("agent {} has nothing new to offer: the run ends with what it found", services.agent->Name());
       summary->stop_reason = "exhausted";
       return true;
     }

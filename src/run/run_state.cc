@@ -9,12 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/dispatch.h"
 #include "forgek/hash.h"
 #include "forgek/params.h"
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
 #include "run/ablation.h"
+#include "core/json_parse.h"
 
 namespace forgek {
 namespace {
@@ -62,8 +64,8 @@ bool RunState::Begin(std::string* err) {
   families_ = LoadFamilies(op_, opts_.arch, &skipped);
   for (const DegradedStage& d : skipped) Degrade(d.stage, d.reason);
   if (families_.empty() && !op_.seed.empty()) {
-    // An operator without families still gets a search of one: its seed (fixed params), so a run
-    // measures and analyses it against the incumbent and can seal it when it wins.
+    // An operator without families searches its seed: the seed's param domains when it declares
+    // some, else the seed alone (measured and analysed against the incumbent, sealed when it wins).
     Candidate seed;
     Diagnostics diags;
     std::string path = (std::filesystem::path(op_.dir) / op_.seed).string();
@@ -71,7 +73,12 @@ bool RunState::Begin(std::string* err) {
     if (loaded && !seed.manifest.ForArch(opts_.arch)) {
       spdlog::info("seed {} skipped: it is for {}, not {}", op_.seed, seed.manifest.ArchsText(), opts_.arch);
     } else if (loaded) {
-      spdlog::info("{} declares no families: the seed {} is the only candidate", op_.name, op_.seed);
+      if (seed.manifest.IsFamily())
+        spdlog::info("{} declares no families: its seed {} is the search space ({} params with domains)", op_.name,
+                     op_.seed, seed.manifest.params.size());
+      else
+        spdlog::info("{} declares no families and its seed {} fixes every param: the seed is the only candidate",
+                     op_.name, op_.seed);
       families_.push_back(std::move(seed));
     } else {
       Degrade("seed", "seed " + op_.seed + " skipped: " + FormatDiagnostics(diags));
@@ -98,6 +105,8 @@ bool RunState::Begin(std::string* err) {
   } else if (!PrepareExpertReference(op_, opts_.arch, *services_.compiler, &expert_, err)) {
     return false;
   }
+  for (const std::string& config : incumbent_.reference_configs)
+    incumbent_.per_config[config].kernel = expert_.kernel;
   if (services_.evaluator && !opts_.compile_only &&
       !PrepareGolden(op_, opts_.arch, *services_.compiler, &golden_, err))
     return false;
@@ -112,13 +121,13 @@ bool RunState::Begin(std::string* err) {
   if (services_.evaluator && !incumbent_.seal_id.empty() && !opts_.compile_only) {
     EvalRequest req;
     req.op = &op_;
-    req.candidate = incumbent_.kernel;
-    req.incumbent = expert_.kernel;
     req.golden = golden_;
     req.configs = opts_.configs;
     req.seeds = opts_.seeds;
     req.deadline_s = opts_.deadline_s;
-    EvalResult r = services_.evaluator->Evaluate(req);
+    EvalResult r = EvaluateByConfig(
+        services_.evaluator, req, [&](const std::string& c) { return &incumbent_.For(c); },
+        [&](const std::string&) { return &expert_.kernel; });
     if (!Timed(r.outcome)) {
       Degrade("incumbent", incumbent_.label + " no longer passes (" + OutcomeName(r.outcome) + ": " + r.detail +
                                "); the expert reference is the incumbent");
@@ -132,13 +141,30 @@ bool RunState::Begin(std::string* err) {
 
   // Analyse the incumbent: what the hardware shows about it becomes observations and hypotheses.
   if (services_.evaluator && !opts_.compile_only) {
-    ProfileRequest preq;
-    preq.op = &op_;
-    preq.kernel = incumbent_.kernel;
-    preq.configs = opts_.configs;
+    // A dispatch incumbent is profiled config by config, each with the kernel that serves it.
+    std::vector<std::vector<std::string>> parts;
+    if (incumbent_.per_config.empty()) {
+      parts.push_back(opts_.configs);
+    } else {
+      for (const ConfigSpec& c : op_.configs)
+        if (opts_.configs.empty() || std::find(opts_.configs.begin(), opts_.configs.end(), c.name) != opts_.configs.end())
+          parts.push_back({c.name});
+    }
     std::string perr;
-    const bool profiled = services_.evaluator->Profile(preq, &incumbent_profiles_, &perr);
-    if (profiled) AttachSass(incumbent_.kernel, &incumbent_profiles_);
+    bool profiled = true;
+    for (const std::vector<std::string>& part : parts) {
+      ProfileRequest preq;
+      preq.op = &op_;
+      preq.kernel = part.size() == 1 ? incumbent_.For(part[0]) : incumbent_.kernel;
+      preq.configs = part;
+      std::vector<KernelProfile> profiles;
+      if (!services_.evaluator->Profile(preq, &profiles, &perr)) {
+        profiled = false;
+        break;
+      }
+      AttachSass(preq.kernel, &profiles);
+      incumbent_profiles_.insert(incumbent_profiles_.end(), profiles.begin(), profiles.end());
+    }
     if (!profiled) {
       Degrade("profile", "incumbent not profiled: " + perr);
     } else if (services_.store) {
@@ -466,12 +492,14 @@ RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileR
   req.candidate.cubin = compiled.cubin;
   req.candidate.manifest = p.candidate.manifest;
   req.candidate.params = p.params;
-  req.incumbent = incumbent_.kernel;
   req.golden = golden_;
   req.configs = opts_.configs;
   req.seeds = opts_.seeds;
   req.deadline_s = opts_.deadline_s;
-  e.result = evaluator->Evaluate(req);
+  const KernelUnderTest candidate = req.candidate;
+  e.result = EvaluateByConfig(
+      evaluator, req, [&](const std::string&) { return &candidate; },
+      [&](const std::string& c) { return &incumbent_.For(c); });
   e.evaluated = true;
   return e;
 }
@@ -516,6 +544,15 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
       }
     }
     const bool new_best = Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
+    if (Timed(result.outcome)) {
+      KernelUnderTest kernel;
+      kernel.label = "attempt " + std::to_string(a.iteration);
+      kernel.cubin = compiled.cubin;
+      kernel.manifest = p.candidate.manifest;
+      kernel.params = p.params;
+      measured_.push_back({p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration});
+      PruneMeasured();
+    }
     if (new_best || result.outcome == Outcome::faster) {
       KernelUnderTest kernel;
       kernel.label = "attempt " + std::to_string(a.iteration);
@@ -607,6 +644,8 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
     cc.expert_us = incumbent_.seal_id.empty() ? cc.incumbent_us : (it != expert_us_.end() ? it->second : 0);
     cc.speedup_vs_expert = cc.best_us > 0 && cc.expert_us > 0 ? cc.expert_us / cc.best_us : 0;
     cc.best_sol_pct = c.sol_pct;
+    TimeComparison t = CompareConfig(c);
+    cc.verdict = "best " + Fmt3(cc.speedup) + "x, " + DirectionWords(t.direction);
     cc.incumbent_sol_pct = cc.incumbent_us > 0 && c.sol_us > 0 ? 100.0 * c.sol_us / cc.incumbent_us : 0;
     if (cc.speedup_vs_expert > 0) vs_expert.push_back(cc.speedup_vs_expert);
     summary_->configs.push_back(cc);
@@ -625,14 +664,7 @@ void RunState::KeepWinner(Best candidate) {
 }
 
 bool RunState::SealBest(std::string* err) {
-  if (!opts_.allow_seal) {
-    summary_->seal_reason = "sealing disabled (--no-seal)";
-    return true;
-  }
-  if (!opts_.configs.empty()) {
-    summary_->seal_reason = "run limited to some configs (--config); a seal must serve every config";
-    return true;
-  }
+  if (!SealingAllowed()) return true;
   // A search measurement can be lucky: each winner, best first, is confirmed before it is sealed,
   // and the next one gets its chance when a confirmation does not hold.
   std::string reasons;
@@ -663,28 +695,43 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   // Confirmation on fresh seeds with a fresh timing: a lucky measurement is not sealed.
   EvalRequest req;
   req.op = &op_;
-  req.candidate = winner.kernel;
-  req.incumbent = incumbent_.kernel;
   req.golden = golden_;
   req.seeds = opts_.seeds + 1;
   req.deadline_s = opts_.deadline_s;
-  *confirmation_out = services_.evaluator->Evaluate(req);
+  *confirmation_out = EvaluateByConfig(
+      services_.evaluator, req, [&](const std::string&) { return &winner.kernel; },
+      [&](const std::string& c) { return &incumbent_.For(c); });
   const EvalResult& confirmation = *confirmation_out;
   SealVerdict verdict = DecideSeal(confirmation, op_.configs.size(), opts_.min_gain);
   if (!verdict.seal) {
     *why = verdict.reason;
     return true;
   }
+  nlohmann::json metadata = {{"family", winner.proposal.family},
+                             {"mechanisms", winner.proposal.candidate.manifest.mechanisms},
+                             {"rationale", winner.proposal.rationale}};
+  if (!WriteSeal(winner, confirmation, verdict, std::move(metadata), {}, err)) return false;
+  *sealed = true;
+  return true;
+}
+
+bool RunState::WriteSeal(const Best& primary, const EvalResult& confirmation, const SealVerdict& verdict,
+                         nlohmann::json metadata, const std::map<std::string, int>& kernel_of_config,
+                         std::string* err) {
   FillConfigComparisons(confirmation);
   SealOrigin origin;
   origin.operator_name = op_.name;
   origin.arch = opts_.arch;
-  origin.candidate_hash = winner.hash;
-  origin.cubin_sha256 = winner.cubin_sha256;
-  origin.params = winner.proposal.params;
-  origin.family = winner.proposal.family;
-  origin.rationale = winner.proposal.rationale;
-  origin.mechanisms = winner.proposal.candidate.manifest.mechanisms;
+  origin.candidate_hash = primary.hash;
+  origin.cubin_sha256 = primary.cubin_sha256;
+  origin.params = primary.proposal.params;
+  origin.family = metadata.value("family", std::string());
+  origin.rationale = metadata.value("rationale", std::string());
+  if (metadata.contains("mechanisms") && metadata["mechanisms"].is_array())
+    for (const nlohmann::json& m : metadata["mechanisms"])
+      if (m.is_string()) origin.mechanisms.push_back(m.get<std::string>());
+  if (metadata.contains("dispatch")) origin.dispatch_json = metadata["dispatch"].dump();
+  origin.kernel_of_config = kernel_of_config;
   origin.parent = incumbent_.seal_id;
   origin.incumbent_label = incumbent_.label;
   origin.run_id = run_id_;
@@ -695,8 +742,196 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   if (services_.store && !services_.store->AddSeal(seal, err)) return false;
   summary_->seal_id = seal.id;
   summary_->seal_reason = "sealed: " + verdict.reason;
-  summary_->sealed_candidate_hash = winner.hash;
-  *sealed = true;
+  summary_->sealed_candidate_hash = primary.hash;
+  summary_->sealed_kernel = KernelText(primary);
+  summary_->sealed_mechanisms = origin.mechanisms;
+  return true;
+}
+
+std::vector<std::string> RunState::ConfigNames() const {
+  std::vector<std::string> names;
+  for (const ConfigSpec& c : op_.configs)
+    if (opts_.configs.empty() || std::find(opts_.configs.begin(), opts_.configs.end(), c.name) != opts_.configs.end())
+      names.push_back(c.name);
+  return names;
+}
+
+EvalResult RunState::EvaluateByConfig(Evaluator* evaluator, EvalRequest req, const KernelFor& candidate_for,
+                                      const KernelFor& incumbent_for) const {
+  std::vector<std::string> configs = req.configs.empty() ? ConfigNames() : req.configs;
+  // Configs that share both kernels go in one request, in the order they first appear.
+  std::vector<std::pair<std::pair<const KernelUnderTest*, const KernelUnderTest*>, std::vector<std::string>>> groups;
+  for (const std::string& c : configs) {
+    auto key = std::make_pair(candidate_for(c), incumbent_for(c));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) groups.push_back({key, {c}});
+    else it->second.push_back(c);
+  }
+  if (groups.size() <= 1) {
+    if (!groups.empty()) {
+      req.candidate = *groups[0].first.first;
+      req.incumbent = *groups[0].first.second;
+    }
+    return evaluator->Evaluate(req);
+  }
+  std::vector<EvalResult> parts;
+  for (const auto& [kernels, group] : groups) {
+    EvalRequest part = req;
+    part.candidate = *kernels.first;
+    part.incumbent = *kernels.second;
+    part.configs = group;
+    parts.push_back(evaluator->Evaluate(part));
+  }
+  return MergeResults(parts, configs);
+}
+
+std::vector<DispatchCandidate> RunState::DispatchCandidates() const {
+  std::vector<DispatchCandidate> out;
+  for (const Best& m : measured_) out.push_back({"attempt " + std::to_string(m.iteration + 1), m.result});
+  return out;
+}
+
+void RunState::PruneMeasured() {
+  // Only a candidate that is the fastest measured on some config, or the fallback, can serve.
+  Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
+  std::set<int> keep;
+  for (const DispatchChoice& c : d.configs)
+    if (c.best_candidate >= 0) keep.insert(c.best_candidate);
+  if (d.fallback >= 0) keep.insert(d.fallback);
+  std::vector<Best> kept;
+  for (int i : keep) kept.push_back(std::move(measured_[i]));
+  measured_ = std::move(kept);
+}
+
+std::string RunState::KernelText(int candidate) const {
+  if (candidate < 0) return "incumbent (" + incumbent_.label + ")";
+  return KernelText(measured_[candidate]);
+}
+
+std::string RunState::KernelText(const Best& m) const {
+  std::string params;
+  for (const auto& [k, v] : m.proposal.params) params += (params.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return "attempt " + std::to_string(m.iteration + 1) + " (" +
+         (m.proposal.family.empty() ? std::string("free-form") : m.proposal.family) + " " + params + ")";
+}
+
+nlohmann::json RunState::DispatchMetadata(const Dispatch& d, std::map<std::string, int>* kernel_of_config) const {
+  nlohmann::json kernels = nlohmann::json::array();
+  std::map<std::string, int> index;  // "candidate\nparams" or "reference" -> entry
+  auto entry = [&](const std::string& key, nlohmann::json value) {
+    auto [it, fresh] = index.emplace(key, static_cast<int>(kernels.size()));
+    if (fresh) kernels.push_back(std::move(value));
+    return it->second;
+  };
+  auto reference = [&] {
+    return entry("reference", {{"reference", expert_.label}});
+  };
+  auto candidate = [&](const std::string& hash, const std::string& params_json, const std::string& sha,
+                       const std::string& family, const std::string& label) {
+    nlohmann::json params = ParseJsonLenient(params_json);
+    return entry(hash + "\n" + params_json, {{"candidate", hash},
+                                             {"params", params.is_object() ? params : nlohmann::json::object()},
+                                             {"cubin_sha256", sha},
+                                             {"family", family},
+                                             {"label", label}});
+  };
+  // The kernel the incumbent runs on `config` ("" for shapes outside its table), as an entry.
+  auto incumbent_entry = [&](const std::string& config) {
+    if (incumbent_.seal_id.empty() || incumbent_.reference_configs.count(config)) return reference();
+    auto it = incumbent_.per_config.find(config);
+    if (it != incumbent_.per_config.end())
+      return candidate(it->second.candidate_hash, it->second.params_json, it->second.cubin_sha256, it->second.family,
+                       "from " + incumbent_.label);
+    return candidate(incumbent_.candidate_hash, incumbent_.params_json, incumbent_.cubin_sha256, "",
+                     "from " + incumbent_.label);
+  };
+  auto measured_entry = [&](int i) {
+    const Best& m = measured_[i];
+    return candidate(m.hash, ParamsJson(m.proposal.params), m.cubin_sha256, m.proposal.family, KernelText(i));
+  };
+  nlohmann::json table = nlohmann::json::array();
+  for (const DispatchChoice& c : d.configs) {
+    int k = c.candidate >= 0 ? measured_entry(c.candidate) : incumbent_entry(c.config);
+    (*kernel_of_config)[c.config] = k;
+    table.push_back({{"config", c.config}, {"kernel", k}, {"why", c.reason}});
+  }
+  int fallback = d.fallback >= 0 ? measured_entry(d.fallback) : incumbent_entry("");
+  return {{"kernels", kernels}, {"table", table}, {"fallback", fallback}, {"fallback_why", d.fallback_reason}};
+}
+
+bool RunState::SealDispatch(std::string* err) {
+  Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
+  std::string words;
+  summary_->dispatch.clear();
+  for (const DispatchChoice& c : d.configs) {
+    words += (words.empty() ? "" : "; ") + c.config + ": " + c.reason;
+    summary_->dispatch.push_back({c.config, KernelText(c.candidate), c.reason});
+  }
+  summary_->dispatch.push_back({"(other shapes)", KernelText(d.fallback), d.fallback_reason});
+  std::string& reason = summary_->seal_reason;
+  reason += (reason.empty() ? "" : "; ") + std::string("per config: ") + words;
+  if (!d.AnyCandidate()) {
+    summary_->dispatch.clear();  // the incumbent serves every config: there is no dispatch
+    return true;
+  }
+  // One candidate on every config is a single winner, confirmed as such; no sealing, no dispatch.
+  if (!d.Mixed() || !opts_.allow_seal || !opts_.configs.empty()) return true;
+  // The assembled dispatch is confirmed on fresh seeds, each config with the kernel serving it,
+  // interleaved against the incumbent, and judged by the one sealing rule.
+  EvalRequest req;
+  req.op = &op_;
+  req.golden = golden_;
+  req.seeds = opts_.seeds + 1;
+  req.deadline_s = opts_.deadline_s;
+  EvalResult confirmation = ConfirmDispatch(d, [&](int kernel, const std::vector<std::string>& configs) {
+    EvalRequest part = req;
+    part.configs = configs;
+    return EvaluateByConfig(
+        services_.evaluator, part,
+        [&](const std::string& c) { return kernel >= 0 ? &measured_[kernel].kernel : &incumbent_.For(c); },
+        [&](const std::string& c) { return &incumbent_.For(c); });
+  });
+  SealVerdict verdict = DecideSeal(confirmation, op_.configs.size(), opts_.min_gain);
+  if (!verdict.seal) {
+    if (Timed(confirmation.outcome)) FillConfigComparisons(confirmation);
+    reason += "; the dispatch did not hold on confirmation: " + verdict.reason;
+    return true;
+  }
+  // The seal's own kernel (what a reader that knows no dispatch runs): the fallback when it is a
+  // candidate, else the candidate serving the most configs.
+  int primary = d.fallback;
+  if (primary < 0) {
+    std::map<int, int> served;
+    for (const DispatchChoice& c : d.configs)
+      if (c.candidate >= 0) ++served[c.candidate];
+    primary = std::max_element(served.begin(), served.end(), [](const auto& a, const auto& b) {
+                return a.second < b.second;
+              })->first;
+  }
+  std::map<std::string, int> kernel_of_config;
+  nlohmann::json dispatch = DispatchMetadata(d, &kernel_of_config);
+  std::vector<std::string> mechanisms;
+  for (int k : d.Kernels())
+    for (const std::string& m : measured_[k].proposal.candidate.manifest.mechanisms)
+      if (std::find(mechanisms.begin(), mechanisms.end(), m) == mechanisms.end()) mechanisms.push_back(m);
+  nlohmann::json metadata = {{"family", measured_[primary].proposal.family},
+                             {"mechanisms", mechanisms},
+                             {"rationale", "dispatch: per config, the fastest candidate the run measured there"},
+                             {"dispatch", dispatch}};
+  if (!WriteSeal(measured_[primary], confirmation, verdict, std::move(metadata), kernel_of_config, err)) return false;
+  reason = "sealed a dispatch of " + std::to_string(d.Kernels().size()) + " kernels: " + verdict.reason;
+  return true;
+}
+
+bool RunState::SealingAllowed() {
+  if (!opts_.allow_seal) {
+    summary_->seal_reason = "sealing disabled (--no-seal)";
+    return false;
+  }
+  if (!opts_.configs.empty()) {
+    summary_->seal_reason = "run limited to some configs (--config); a seal must serve every config";
+    return false;
+  }
   return true;
 }
 
@@ -796,9 +1031,12 @@ bool RunState::Finish(std::string* err) {
   } else if (!have_best_) {
     summary_->seal_reason = "not sealed: no candidate was correct and timed";
   } else if (winners_.empty()) {
-    summary_->seal_reason = "not sealed: no candidate beat the incumbent (best " + Fmt3(best_.result.geomean_speedup) + "x)";
-  } else if (!SealBest(err)) {
-    return false;
+    summary_->seal_reason = "not sealed: no candidate beat the incumbent on every config (best geomean " +
+                            Fmt3(best_.result.geomean_speedup) + "x)";
+    if (!SealDispatch(err)) return false;
+  } else {
+    if (!SealBest(err)) return false;
+    if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
   return CloseRun(summary_->stop_reason == "interrupted" ? "interrupted" : "finished", err);
 }

@@ -1,11 +1,15 @@
 // The state of one run between its steps: incumbent, history, best candidate, records.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "forgek/dispatch.h"
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
 #include "run/invented_families.h"
@@ -70,6 +74,27 @@ class RunState {
   void AnalyzeBest(std::map<std::string, double>* metrics);
   void SummarizeLearned();
   bool SealBest(std::string* err);
+  // False (with the reason in the summary) when this run may not seal: --no-seal, --config.
+  bool SealingAllowed();
+  // When no single kernel sealed: assembles the dispatch of the candidates measured (per config the
+  // fastest beyond noise, else the incumbent), says per config why, confirms and seals it.
+  bool SealDispatch(std::string* err);
+  // The dispatch table of a seal's metadata (docs/seal-format.md) and each config's kernel entry.
+  nlohmann::json DispatchMetadata(const Dispatch& d, std::map<std::string, int>* kernel_of_config) const;
+  std::vector<DispatchCandidate> DispatchCandidates() const;
+  // Drops measured candidates that can no longer serve a dispatch (fastest nowhere, not the fallback).
+  void PruneMeasured();
+  std::string KernelText(int measured) const;  // "attempt 7 (tiled.cu TILE=8)", "incumbent (...)"
+  std::string KernelText(const Best& m) const;
+  std::vector<std::string> ConfigNames() const;  // the configs this run evaluates
+  // Evaluates `req` with, per config, the candidate and incumbent the functions name: configs that
+  // share both kernels go in one request, the parts are merged (a dispatch on either side).
+  using KernelFor = std::function<const KernelUnderTest*(const std::string& config)>;
+  EvalResult EvaluateByConfig(Evaluator* evaluator, EvalRequest req, const KernelFor& candidate_for,
+                              const KernelFor& incumbent_for) const;
+  // Records the seal of `primary` (a dispatch's kernels in `metadata`) confirmed by `confirmation`.
+  bool WriteSeal(const Best& primary, const EvalResult& confirmation, const SealVerdict& verdict,
+                 nlohmann::json metadata, const std::map<std::string, int>& kernel_of_config, std::string* err);
   // Confirms `winner` on fresh seeds with a fresh timing (into *confirmation) and seals it if the
   // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
   bool ConfirmAndSeal(const Best& winner, EvalResult* confirmation, bool* sealed, std::string* why,
@@ -114,6 +139,9 @@ class RunState {
   int since_best_ = 0;
   bool have_best_ = false;
   Best best_;
+  // Every correct, timed candidate that is the fastest measured on some config (or the fallback):
+  // the members a dispatch can be assembled from.
+  std::vector<Best> measured_;
   std::vector<Best> winners_;  // the best `faster` candidates, best first, at most opts_.confirm
 };
 

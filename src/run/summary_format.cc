@@ -30,8 +30,9 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   if (!s.error.empty()) out += "failed: " + s.error + "\n";
   std::string counts;
   for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
+  std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
-                s.wall_s, s.stop_reason.c_str(), counts.c_str());
+                s.wall_s, stop.c_str(), counts.c_str());
   if (s.best_iteration >= 0) {
     std::string params;
     for (const auto& [k, v] : s.best_params) params += Printf("%s%s=%lld", params.empty() ? "" : ",", k.c_str(), static_cast<long long>(v));
@@ -43,8 +44,14 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
     out += Printf("%-22s %12s %12s %12s %9s %9s %8s %8s\n", "config", "incumbent us", "best us", "expert us",
                   "speedup", "vs expert", "SOL% inc", "SOL% best");
     for (const ConfigComparison& c : s.configs)
-      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%\n", c.config.c_str(), c.incumbent_us,
-                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct);
+      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%  %s\n", c.config.c_str(), c.incumbent_us,
+                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct,
+                    c.verdict.c_str());
+  }
+  if (!s.dispatch.empty()) {
+    out += "dispatch (the kernel serving each config):\n";
+    for (const DispatchRow& d : s.dispatch)
+      out += "  " + d.config + ": " + d.kernel + " - " + d.reason + "\n";
   }
   if (!s.lineage.empty()) {
     out += "lineage of the best (attempt: parent -> child, what changed, the effect):\n";
@@ -92,7 +99,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"speedup", c.speedup},
                        {"speedup_vs_expert", c.speedup_vs_expert},
                        {"incumbent_sol_pct", c.incumbent_sol_pct},
-                       {"best_sol_pct", c.best_sol_pct}});
+                       {"best_sol_pct", c.best_sol_pct},
+                       {"verdict", c.verdict}});
   nlohmann::json lineage = nlohmann::json::array();
   for (const LineageStep& l : s.lineage)
     lineage.push_back({{"iteration", l.iteration},
@@ -102,6 +110,9 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"speedup", l.speedup},
                        {"parent_speedup", l.parent_speedup},
                        {"cost_usd", l.cost_usd}});
+  nlohmann::json dispatch = nlohmann::json::array();
+  for (const DispatchRow& d : s.dispatch)
+    dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
   nlohmann::json degraded = nlohmann::json::array();
@@ -126,12 +137,15 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"best_so_far", s.best_so_far},
                       {"configs", configs},
                       {"decisions_learned", s.decisions_learned},
+                      {"dispatch", dispatch},
                       {"knowledge_notes", s.knowledge_notes},
                       {"degraded", degraded},
                       {"seal", s.seal_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.seal_id)},
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},
                       {"seal_reason", s.seal_reason},
+                      {"sealed_kernel", s.sealed_kernel},
+                      {"sealed_mechanisms", s.sealed_mechanisms},
                       {"wall_s", s.wall_s},
                       {"candidates_per_minute", s.candidates_per_minute},
                       {"lineage", lineage},
@@ -144,6 +158,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                                {"cost_per_improvement", s.cost_per_improvement}}}};
   return j.dump(2);
 }
+
+int RunExitCode(const RunSummary& s) { return s.stop_reason.rfind("agent:", 0) == 0 ? 1 : 0; }
 
 int RunSummary::AttemptsToReach(double speedup) const {
   for (size_t i = 0; i < best_so_far.size(); ++i)

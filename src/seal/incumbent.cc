@@ -5,9 +5,12 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "forgek/hash.h"
 #include "forgek/params.h"
 #include "forgek/store.h"
+#include "core/json_parse.h"
 
 namespace forgek {
 
@@ -79,6 +82,86 @@ bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& co
   return true;
 }
 
+bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
+                         std::map<std::string, DispatchKernel>* per_config, std::set<std::string>* reference_configs,
+                         std::string* err) {
+  per_config->clear();
+  reference_configs->clear();
+  nlohmann::json meta = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
+  if (!meta.is_object() || !meta.contains("dispatch")) return true;
+  const std::string where = "seal " + seal.id + " metadata dispatch";
+  const nlohmann::json& d = meta["dispatch"];
+  if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
+      !d["table"].is_array()) {
+    *err = where + ": expected an object with arrays \"kernels\" and \"table\"";
+    return false;
+  }
+  const nlohmann::json& kernels = d["kernels"];
+  std::vector<DispatchKernel> compiled(kernels.size());
+  std::vector<bool> is_reference(kernels.size(), false);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const nlohmann::json& k = kernels[i];
+    const std::string at = where + ".kernels[" + std::to_string(i) + "]";
+    if (!k.is_object()) {
+      *err = at + ": not an object";
+      return false;
+    }
+    if (k.contains("reference")) {
+      is_reference[i] = true;
+      continue;
+    }
+    if (!k.contains("candidate") || !k["candidate"].is_string() || !k.contains("params") || !k["params"].is_object()) {
+      *err = at + ": needs \"candidate\" (a hash) and \"params\" (an object), or \"reference\"";
+      return false;
+    }
+    DispatchKernel& dk = compiled[i];
+    dk.candidate_hash = k["candidate"].get<std::string>();
+    dk.params_json = k["params"].dump();
+    dk.cubin_sha256 = k.value("cubin_sha256", "");
+    dk.family = k.value("family", "");
+    CandidateRecord cand;
+    bool have = false;
+    if (!store.GetCandidate(dk.candidate_hash, &cand, &have, err)) return false;
+    if (!have) {
+      *err = at + ": candidate " + dk.candidate_hash + " is not in the store";
+      return false;
+    }
+    Candidate source;
+    Diagnostics diags;
+    if (!ParseCandidate("seal-" + seal.id.substr(0, 12) + "-" + std::to_string(i) + ".cu", cand.source, &source,
+                        &diags)) {
+      *err = at + ": stored source no longer parses: " + FormatDiagnostics(diags);
+      return false;
+    }
+    ParamAssignment params;
+    if (!ParseParamsJson(dk.params_json, &params, err)) return false;
+    CompileResult result;
+    std::string feedback;
+    if (!CompileKernel(compiler, arch, source, params,
+                       "seal " + seal.id.substr(0, 12) + " kernel " + std::to_string(i), &dk.kernel, &result,
+                       &feedback)) {
+      *err = at + " no longer compiles with this toolchain: " + feedback;
+      return false;
+    }
+  }
+  for (size_t i = 0; i < d["table"].size(); ++i) {
+    const nlohmann::json& row = d["table"][i];
+    const std::string at = where + ".table[" + std::to_string(i) + "]";
+    if (!row.is_object() || !row.contains("config") || !row["config"].is_string() || !row.contains("kernel") ||
+        !row["kernel"].is_number_unsigned() || row["kernel"].get<size_t>() >= kernels.size()) {
+      *err = at + ": needs \"config\" (a name) and \"kernel\" (an index into kernels)";
+      return false;
+    }
+    size_t k = row["kernel"].get<size_t>();
+    std::string config = row["config"].get<std::string>();
+    if (is_reference[k])
+      reference_configs->insert(config);
+    else
+      (*per_config)[config] = compiled[k];
+  }
+  return true;
+}
+
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
                    Incumbent* out, std::string* err) {
   if (store) {
@@ -111,9 +194,15 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       if (!seal.cubin_sha256.empty() && Sha256Hex(result.cubin) != seal.cubin_sha256)
         spdlog::warn("seal {}: the recompiled cubin differs from the sealed one (toolchain changed since {})",
                      seal.id.substr(0, 12), seal.toolchain);
+      if (!LoadDispatchKernels(seal, arch, *store, compiler, &inc.per_config, &inc.reference_configs, err))
+        return false;
       inc.has_source = true;
+      inc.candidate_hash = seal.candidate_hash;
+      inc.params_json = seal.params_json;
+      inc.cubin_sha256 = seal.cubin_sha256;
       inc.seal_id = seal.id;
       inc.label = "seal " + seal.id.substr(0, 12);
+      if (!inc.per_config.empty() || !inc.reference_configs.empty()) inc.label += " (dispatch)";
       *out = std::move(inc);
       return true;
     }

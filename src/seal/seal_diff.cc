@@ -26,6 +26,28 @@ std::string Mechanisms(const SealRecord& s) {
   return out;
 }
 
+// The kernel serving `config`: a dispatch's table entry ("TILE=8 (families/tiled.cu)",
+// "reference"), else the seal's one kernel ("seal").
+std::string KernelOf(const SealRecord& s, const std::string& config) {
+  nlohmann::json meta = ParseJsonLenient(s.metadata_json);
+  if (!meta.is_object() || !meta.contains("dispatch") || !meta["dispatch"].is_object()) return "seal";
+  const nlohmann::json& d = meta["dispatch"];
+  if (!d.contains("table") || !d["table"].is_array() || !d.contains("kernels") || !d["kernels"].is_array()) return "?";
+  for (const nlohmann::json& row : d["table"]) {
+    if (!row.is_object() || row.value("config", std::string()) != config) continue;
+    const size_t k = row.value("kernel", d["kernels"].size());
+    if (k >= d["kernels"].size()) return "?";
+    const nlohmann::json& entry = d["kernels"][k];
+    if (entry.contains("reference")) return "reference";
+    std::string params;
+    if (entry.contains("params") && entry["params"].is_object())
+      for (auto it = entry["params"].begin(); it != entry["params"].end(); ++it)
+        params += (params.empty() ? "" : ",") + it.key() + "=" + it.value().dump();
+    return "#" + std::to_string(k) + " " + params;
+  }
+  return "fallback";
+}
+
 // Whether seal `child` descends from seal `ancestor` (evolution rather than a fork).
 bool DescendsFrom(Store& store, const SealRecord& child, const SealRecord& ancestor) {
   if (child.id == ancestor.id) return false;
@@ -47,8 +69,8 @@ nlohmann::json SideJson(const SealRecord& s) {
 }  // namespace
 
 std::string SealDiffJson(Store& store, const SealRecord& a, const SealRecord& b) {
-  nlohmann::json pa = nlohmann::json::parse(a.params_json, nullptr, false);
-  nlohmann::json pb = nlohmann::json::parse(b.params_json, nullptr, false);
+  nlohmann::json pa = ParseJsonLenient(a.params_json);
+  nlohmann::json pb = ParseJsonLenient(b.params_json);
   nlohmann::json params = nlohmann::json::object();
   for (const nlohmann::json* p : {&pa, &pb})
     if (p->is_object())
@@ -114,6 +136,8 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
       row.insert(row.size() - 1, ratio);
     }
     out += row;
+    std::string ka = KernelOf(a, c), kb = KernelOf(b, c);
+    if (ka != "seal" || kb != "seal") out += Line(("kernel " + c).c_str(), ka, kb);
   }
   // Whether one descends from the other tells a reader if this is evolution or a fork.
   if (DescendsFrom(store, b, a)) out += "b descends from a\n";

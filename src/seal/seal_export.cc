@@ -100,6 +100,134 @@ The format is described in forgek's docs/seal-format.md.
 
 }  // namespace
 
+namespace {
+
+// One compiled kernel of a seal in `folder`: kernel.cu, kernel.cubin (whose SHA-256 must equal
+// `sealed_sha` unless `allow_rebuilt`), launch.json. *sha gets the exported cubin's SHA-256.
+bool ExportKernel(Store& store, const std::string& what, const std::string& candidate_hash,
+                  const std::string& params_json, const std::string& sealed_sha, const std::string& toolchain,
+                  const std::string& arch, const OperatorSpec& op, Compiler& compiler, bool allow_rebuilt,
+                  const fs::path& folder, std::string* sha, std::string* err) {
+  CandidateRecord cand;
+  bool found = false;
+  if (!store.GetCandidate(candidate_hash, &cand, &found, err)) return false;
+  if (!found) {
+    *err = what + " names candidate " + candidate_hash + " which the store does not hold";
+    return false;
+  }
+  Candidate parsed;
+  Diagnostics diags;
+  if (!ParseCandidate("kernel.cu", cand.source, &parsed, &diags)) {
+    *err = what + ": sealed source does not parse: " + FormatDiagnostics(diags);
+    return false;
+  }
+  ParamAssignment params;
+  nlohmann::json pj = ParseJsonLenient(params_json);
+  if (!pj.is_object()) {
+    *err = what + " has malformed params: " + params_json;
+    return false;
+  }
+  for (auto it = pj.begin(); it != pj.end(); ++it) {
+    if (!it.value().is_number_integer()) {
+      *err = what + ": param " + it.key() + " is not an integer";
+      return false;
+    }
+    params[it.key()] = it.value().get<int64_t>();
+  }
+  CompileRequest req{"kernel.cu", cand.source, arch, ParamDefines(params)};
+  CompileResult compiled = compiler.CompileNow(req);
+  if (!compiled.ok) {
+    *err = what + ": sealed source no longer compiles: " + compiled.Summary();
+    return false;
+  }
+  *sha = Sha256Hex(compiled.cubin);
+  if (!sealed_sha.empty() && *sha != sealed_sha && !allow_rebuilt) {
+    *err = what + ": the rebuilt cubin (nvrtc " + Compiler::NvrtcVersion() + ") differs from the sealed one (" +
+           toolchain + "); pass --allow-rebuilt to export it anyway";
+    return false;
+  }
+  nlohmann::json launch;
+  if (!LaunchJson(op, parsed, params, &launch, err)) return false;
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    *err = "cannot create " + folder.string() + ": " + ec.message();
+    return false;
+  }
+  return WriteText(folder / "kernel.cu", cand.source, err) && WriteText(folder / "kernel.cubin", compiled.cubin, err) &&
+         WriteText(folder / "launch.json", launch.dump(2) + "\n", err);
+}
+
+// A dispatch seal's kernels under kernels/K/ and its table in dispatch.json (docs/seal-format.md).
+bool ExportDispatch(Store& store, const SealRecord& seal, const nlohmann::json& d, const OperatorSpec& op,
+                    Compiler& compiler, bool allow_rebuilt, const fs::path& tmp, std::string* err) {
+  const std::string where = "seal " + seal.id + " metadata dispatch";
+  if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
+      !d["table"].is_array()) {
+    *err = where + ": expected an object with arrays \"kernels\" and \"table\"";
+    return false;
+  }
+  nlohmann::json kernels = nlohmann::json::array();
+  for (size_t i = 0; i < d["kernels"].size(); ++i) {
+    const nlohmann::json& k = d["kernels"][i];
+    const std::string at = where + ".kernels[" + std::to_string(i) + "]";
+    if (k.is_object() && k.contains("reference")) {
+      kernels.push_back({{"kernel", i}, {"reference", k["reference"]}});
+      continue;
+    }
+    if (!k.is_object() || !k.contains("candidate") || !k["candidate"].is_string() || !k.contains("params")) {
+      *err = at + ": needs \"candidate\" and \"params\", or \"reference\"";
+      return false;
+    }
+    const std::string sub = "kernels/" + std::to_string(i);
+    std::string sha;
+    if (!ExportKernel(store, at, k["candidate"].get<std::string>(), k["params"].dump(), k.value("cubin_sha256", ""),
+                      seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp / sub, &sha, err))
+      return false;
+    kernels.push_back({{"kernel", i}, {"dir", sub}, {"params", k["params"]}, {"family", k.value("family", "")},
+                       {"label", k.value("label", "")}, {"cubin_sha256", sha}});
+  }
+  nlohmann::json table = nlohmann::json::array();
+  for (const nlohmann::json& row : d["table"]) {
+    const std::string config = row.value("config", std::string());
+    const ConfigSpec* spec = nullptr;
+    for (const ConfigSpec& c : op.configs)
+      if (c.name == config) spec = &c;
+    table.push_back({{"config", config},
+                     {"values", spec ? nlohmann::json(spec->values) : nlohmann::json(nullptr)},
+                     {"kernel", row.value("kernel", -1)},
+                     {"why", row.value("why", "")}});
+  }
+  nlohmann::json out = {{"format", "forgek-seal-dispatch/1"},
+                        {"operator", op.name},
+                        {"kernels", kernels},
+                        {"table", table},
+                        {"fallback", d.value("fallback", -1)}};
+  return WriteText(tmp / "dispatch.json", out.dump(2) + "\n", err);
+}
+
+const char* kDispatchReadme = R"(
+## A dispatch
+
+This seal is a dispatch: `dispatch.json` names, per config (its `values`), the kernel that serves
+it: `kernels/K/` (its own `kernel.cubin`, `launch.json`, `kernel.cu`), or `"reference"` (the
+operator's expert reference: call the library or kernel you compared against). Shapes outside the
+table go to `fallback`. The top-level `kernel.cubin` is the seal's own kernel (the fallback when it
+is a kernel, else the one serving the most configs), for readers that know no dispatch.
+
+```cpp
+// Pick the kernel for a shape: the table row whose values match, else the fallback.
+int k = dispatch["fallback"];
+for (auto& row : dispatch["table"]) if (row["values"] == shape_values) k = row["kernel"];
+auto& entry = dispatch["kernels"][k];
+if (entry.contains("reference")) return call_reference(...);
+CUmodule mod;  cuModuleLoadData(&mod, read(entry["dir"] + "/kernel.cubin"));
+// then launch as launch.json of that folder says for this config (see above)
+```
+)";
+
+}  // namespace
+
 bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Compiler& compiler,
                 const std::string& dir, bool allow_rebuilt, std::string* err) {
   std::error_code ec;
@@ -107,52 +235,11 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     *err = dir + " exists and is not an empty folder; choose another folder";
     return false;
   }
-  CandidateRecord cand;
-  bool found = false;
-  if (!store.GetCandidate(seal.candidate_hash, &cand, &found, err)) return false;
-  if (!found) {
-    *err = "seal " + seal.id + " names candidate " + seal.candidate_hash + " which the store does not hold";
-    return false;
-  }
-  Candidate parsed;
-  Diagnostics diags;
-  if (!ParseCandidate("kernel.cu", cand.source, &parsed, &diags)) {
-    *err = "sealed source does not parse: " + FormatDiagnostics(diags);
-    return false;
-  }
-  ParamAssignment params;
-  nlohmann::json pj = ParseJsonLenient(seal.params_json);
-  if (!pj.is_object()) {
-    *err = "seal " + seal.id + " has malformed params: " + seal.params_json;
-    return false;
-  }
-  for (auto it = pj.begin(); it != pj.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      *err = "seal " + seal.id + " has malformed params: " + it.key() + " is not an integer";
-      return false;
-    }
-    params[it.key()] = it.value().get<int64_t>();
-  }
-
-  CompileRequest req{"kernel.cu", cand.source, seal.arch, ParamDefines(params)};
-  CompileResult compiled = compiler.CompileNow(req);
-  if (!compiled.ok) {
-    *err = "sealed source no longer compiles: " + compiled.Summary();
-    return false;
-  }
-  std::string sha = Sha256Hex(compiled.cubin);
-  if (!seal.cubin_sha256.empty() && sha != seal.cubin_sha256 && !allow_rebuilt) {
-    *err = "the rebuilt cubin (nvrtc " + Compiler::NvrtcVersion() + ") differs from the sealed one (" +
-           seal.toolchain + "); pass --allow-rebuilt to export it anyway";
-    return false;
-  }
-  nlohmann::json launch;
-  if (!LaunchJson(op, parsed, params, &launch, err)) return false;
   std::vector<SealRecord> lineage;
   if (!store.SealLineage(seal.id, &lineage, err)) return false;
   nlohmann::json meta = ParseJsonLenient(SealJson(seal, lineage));
-  meta["exported_cubin_sha256"] = sha;
-  meta["exported_with"] = "nvrtc " + Compiler::NvrtcVersion();
+  nlohmann::json metadata = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
+  const bool dispatch = metadata.is_object() && metadata.contains("dispatch");
 
   fs::path target = fs::absolute(dir);
   fs::path tmp = target.parent_path() / (".forgek-export-" + std::to_string(getpid()) + "-" +
@@ -162,9 +249,16 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     *err = "cannot create " + tmp.string() + ": " + ec.message();
     return false;
   }
-  bool ok = WriteText(tmp / "kernel.cu", cand.source, err) && WriteText(tmp / "kernel.cubin", compiled.cubin, err) &&
-            WriteText(tmp / "launch.json", launch.dump(2) + "\n", err) &&
-            WriteText(tmp / "seal.json", meta.dump(2) + "\n", err) && WriteText(tmp / "README.md", kReadme, err);
+  std::string sha;
+  bool ok = ExportKernel(store, "seal " + seal.id, seal.candidate_hash, seal.params_json, seal.cubin_sha256,
+                         seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, err) &&
+            (!dispatch || ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp, err));
+  if (ok) {
+    meta["exported_cubin_sha256"] = sha;
+    meta["exported_with"] = "nvrtc " + Compiler::NvrtcVersion();
+    ok = WriteText(tmp / "seal.json", meta.dump(2) + "\n", err) &&
+         WriteText(tmp / "README.md", std::string(kReadme) + (dispatch ? kDispatchReadme : ""), err);
+  }
   if (ok) {
     if (fs::exists(target, ec)) fs::remove(target, ec);  // an empty folder, checked above
     fs::rename(tmp, target, ec);

@@ -3,9 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/dispatch.h"
 #include "forgek/params.h"
 #include "forgek/seal.h"
 #include "seal/incumbent.h"
@@ -46,7 +49,27 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
   if (!PrepareGolden(op, seal.arch, compiler, &req.golden, &err)) return fail(err);
   req.incumbent = expert.kernel;
   req.seeds = 3;
-  EvalResult r = evaluator.Evaluate(req);
+  // A dispatch seal is verified config by config, each with the kernel its table names.
+  std::map<std::string, DispatchKernel> per_config;
+  std::set<std::string> reference_configs;
+  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &per_config, &reference_configs, &err)) return fail(err);
+  EvalResult r;
+  if (per_config.empty() && reference_configs.empty()) {
+    r = evaluator.Evaluate(req);
+  } else {
+    std::vector<EvalResult> parts;
+    std::vector<std::string> order;
+    for (const ConfigSpec& c : op.configs) {
+      EvalRequest part = req;
+      part.configs = {c.name};
+      auto it = per_config.find(c.name);
+      if (reference_configs.count(c.name)) part.candidate = expert.kernel;
+      else if (it != per_config.end()) part.candidate = it->second.kernel;
+      parts.push_back(evaluator.Evaluate(part));
+      order.push_back(c.name);
+    }
+    r = MergeResults(parts, order);
+  }
 
   // The one rule (forgek/verdict.h): the seal holds while it is correct everywhere and slower than
   // the expert reference, measured interleaved now, on no config.

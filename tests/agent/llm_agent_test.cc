@@ -296,6 +296,24 @@ TEST_P(LlmAgentTest, BrokenManifestEveryTimeFailsAfterTheRepairBound) {
   EXPECT_EQ(server_.requests().size(), 3u);
 }
 
+TEST_P(LlmAgentTest, AModelThatOnlyRepeatsEarlierKernelsHasNothingNewToOffer) {
+  // Every reply is the kernel already tried, through both repair turns: not a failure (the run
+  // ends as exhausted, exit 0), unlike a reply that never parses (above).
+  server_.SetFallback(
+      [&](const ReceivedRequest&, int) { return ScriptedResponse{200, {}, Reply(ReplyWith(VectorAddCandidate(128)))}; });
+  LlmOptions o = Options();
+  o.max_repair_turns = 2;
+  auto agent = Make(o);
+  ProposalContext ctx = Context();
+  ParamAssignment params{{"BLOCK", 128}};
+  ctx.history.push_back({1, CandidateHash(VectorAddCandidate(128), params), "", params, Outcome::slower, "", 0.9});
+  std::vector<Proposal> out;
+  std::string err;
+  EXPECT_TRUE(agent->Propose(ctx, &out, &err)) << err;
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(server_.requests().size(), 3u) << "the proposal and both repair turns";
+}
+
 TEST_P(LlmAgentTest, FailedProposalContinuesItsConversationWithFeedback) {
   server_.Push({200, {}, Reply(ReplyWith(VectorAddCandidate(128)))});
   server_.Push({200, {}, Reply(ReplyWith(VectorAddCandidate(256)))});

@@ -29,6 +29,18 @@ TEST(Cli, BadArchIsAUsageError) {
   EXPECT_NE(r.err.find("sm42"), std::string::npos) << r.err;
 }
 
+TEST(Cli, BatchBudgetOptionsAreCheckedBeforeAnyGpuIsSought) {
+  CommandResult none = RunForgek({"batch"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("name the operators to run, or --all"), std::string::npos) << none.err;
+  CommandResult both = RunForgek({"batch", "softmax_fp32", "--time", "1h", "--time-per-op", "5m"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("give --time (the total) or --time-per-op, not both"), std::string::npos) << both.err;
+  CommandResult bad = RunForgek({"batch", "softmax_fp32", "--time-per-op", "5 minutes"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--time-per-op must look like"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, VersionAsJson) {
   CommandResult r = RunForgek({"--json", "version"});
   EXPECT_EQ(r.exit_code, 0);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,28 @@ TEST(OpsValidate, ValidFixturePassesIncludingCompile) {
   CommandResult r = Ops({"ops", "validate", "tiny_scale"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "tiny_scale: ok\n");
+}
+
+TEST(OpsValidate, ASeedThatIsASearchSpaceCompilesEveryCorner) {
+  TempDir tmp;
+  std::filesystem::copy(Fixtures() + "/tiny_scale", tmp.file("tiny_scale"), std::filesystem::copy_options::recursive);
+  std::string seed = ReadFile(tmp.file("tiny_scale/seed.cu"));
+  seed.replace(seed.find("\"THREADS\": 128"), 14, "\"THREADS\": [128, 32, 1024, 256], \"UNROLL\": [1, 2, 4]");
+  WriteFile(tmp.file("tiny_scale/seed.cu"), seed);
+  CommandResult r = Ops({"--json", "ops", "validate", "tiny_scale"}, tmp.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::set<std::string> seed_instances;
+  for (const nlohmann::json& c : j[0]["compiled"]) {
+    if (c["file"].get<std::string>().find("seed.cu") == std::string::npos) continue;
+    EXPECT_TRUE(c["ok"].get<bool>()) << c.dump();
+    std::string options;
+    for (const nlohmann::json& o : c["options"]) options += o.get<std::string>() + " ";
+    seed_instances.insert(options);
+  }
+  // The first instance, then THREADS at 32 and 1024, UNROLL at 4 (UNROLL=1 is the first instance's).
+  EXPECT_EQ(seed_instances, (std::set<std::string>{"-DTHREADS=128 -DUNROLL=1 ", "-DTHREADS=32 -DUNROLL=1 ",
+                                                   "-DTHREADS=1024 -DUNROLL=1 ", "-DTHREADS=128 -DUNROLL=4 "}));
 }
 
 TEST(OpsValidate, AliasesResolve) {

@@ -1,4 +1,5 @@
-// CI gate: every shipped kernel (operators/**/*.cu) compiles for sm_90a without a single spill.
+// CI gate: every shipped kernel (operators/**/*.cu) compiles for sm_90a without a single spill; a
+// seed that is a search space at every corner of its domains.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
 #include "forgek/operator_spec.h"
+#include "forgek/param_corners.h"
 
 namespace forgek {
 namespace {
@@ -121,7 +123,17 @@ class ShippedKernel : public ::testing::TestWithParam<std::string> {
     if (!LoadOwningOperator(rel, &op, &job.load_error)) return;
     job.loaded = true;
     for (const LaunchSpec& l : cand.manifest.launches) job.launched_kernels.push_back(l.kernel);
-    std::vector<std::pair<std::string, ParamAssignment>> picks = Picks(cand.manifest, op);
+    // A seed that is a search space compiles every corner (each param at its min and max, as
+    // `ops validate` does); other files their first and last valid instances.
+    const bool seed_space = cand.manifest.IsFamily() && (fs::path(op.dir) / op.seed).lexically_normal() ==
+                                                            fs::path(kOperatorsDir + "/" + rel).lexically_normal();
+    std::vector<std::pair<std::string, ParamAssignment>> picks;
+    if (seed_space) {
+      for (ParamAssignment& corner : DomainCorners(cand.manifest, op))
+        picks.push_back({picks.empty() ? "first valid params" : "corner", std::move(corner)});
+    } else {
+      picks = Picks(cand.manifest, op);
+    }
     if (picks.empty()) {
       job.loaded = false;
       job.load_error = "no param assignment satisfies the constraints under any config";

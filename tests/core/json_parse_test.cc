@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/json_parse.h"
@@ -93,6 +95,32 @@ TEST(JsonParse, DeepOperatorJsonIsALocatedError) {
   EXPECT_NE(diags[0].file.find("operator.json"), std::string::npos);
   EXPECT_EQ(diags[0].line, 1);
   EXPECT_NE(diags[0].message.find("nested deeper than 128 levels"), std::string::npos) << diags[0].message;
+}
+
+}  // namespace
+}  // namespace forgek
+
+namespace forgek {
+namespace {
+
+// Every JSON reader of the tree goes through ParseJsonLimited / ParseJsonLenient: a direct
+// nlohmann parse would take a deeply nested text down with a stack overflow.
+TEST(JsonParse, NoReaderInTheTreeParsesJsonDirectly) {
+  namespace fs = std::filesystem;
+  std::string offenders;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(SourceDir()) / "src")) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path& p = entry.path();
+    if (p.extension() != ".cc" && p.extension() != ".h" && p.extension() != ".cu") continue;
+    if (p.filename() == "json_parse.cc" || p.filename() == "json_parse.h") continue;
+    std::ifstream in(p);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (line.find("json::parse(") != std::string::npos || line.find("json::sax_parse(") != std::string::npos)
+        offenders += fs::relative(p, SourceDir()).string() + ":" + std::to_string(n) + ": " + line + "\n";
+  }
+  EXPECT_TRUE(offenders.empty()) << "parse JSON with ParseJsonLimited or ParseJsonLenient (src/core/json_parse.h):\n"
+                                 << offenders;
 }
 
 }  // namespace

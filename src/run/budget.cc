@@ -1,0 +1,123 @@
+// Splitting a batch's budget by headroom, and reading an operator's headroom from the store.
+#include "forgek/budget.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/store.h"
+#include "core/json_parse.h"
+
+namespace forgek {
+namespace {
+
+double Headroom(const OperatorHeadroom& h) {
+  if (h.sol_pct < 0) return 0.5;
+  return std::clamp(1.0 - h.sol_pct / 100.0, kMinHeadroom, 1.0);
+}
+
+double Recency(const OperatorHeadroom& h) {
+  return (h.improved_last_run ? 1.5 : 1.0) / (1.0 + 0.5 * std::max(0, h.runs_without_gain));
+}
+
+std::string Why(const OperatorHeadroom& h) {
+  char buf[256];
+  if (h.sol_pct < 0)
+    std::snprintf(buf, sizeof buf, "SOL unknown: headroom taken as 50%%");
+  else
+    std::snprintf(buf, sizeof buf, "SOL %.1f%% (%s): headroom %.1f%%", h.sol_pct, h.sol_source.c_str(),
+                  100.0 * Headroom(h));
+  std::string why = buf;
+  if (h.runs_without_gain > 0)
+    why += "; " + std::to_string(h.runs_without_gain) + (h.runs_without_gain == 1 ? " run" : " runs") + " without gain";
+  if (h.improved_last_run) why += "; improved in its latest run";
+  return why;
+}
+
+double GeomeanSol(const std::vector<double>& sol) {
+  double log_sum = 0;
+  int n = 0;
+  for (double s : sol)
+    if (s > 0) {
+      log_sum += std::log(s);
+      ++n;
+    }
+  return n ? std::exp(log_sum / n) : -1;
+}
+
+}  // namespace
+
+std::vector<BudgetShare> SplitBudget(const std::vector<OperatorHeadroom>& ops, double total_s, double floor_s) {
+  std::vector<BudgetShare> shares;
+  if (ops.empty()) return shares;
+  const double n = static_cast<double>(ops.size());
+  double weights = 0;
+  for (const OperatorHeadroom& h : ops) {
+    BudgetShare s;
+    s.op = h.op;
+    s.weight = Headroom(h) * Recency(h);
+    s.why = Why(h);
+    weights += s.weight;
+    shares.push_back(std::move(s));
+  }
+  const double floor = std::max(0.0, floor_s);
+  if (total_s <= floor * n) {
+    for (BudgetShare& s : shares) s.seconds = total_s / n;
+    return shares;
+  }
+  const double rest = total_s - floor * n;
+  for (BudgetShare& s : shares) s.seconds = floor + rest * s.weight / weights;
+  return shares;
+}
+
+bool HeadroomFromStore(Store& store, const std::string& op, const std::string& arch, double bench_sol_pct,
+                       OperatorHeadroom* out, std::string* err) {
+  *out = OperatorHeadroom{};
+  out->op = op;
+  SealRecord seal;
+  bool sealed = false;
+  if (!store.LatestSeal(op, arch, &seal, &sealed, err)) return false;
+  if (sealed) {
+    nlohmann::json meta = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
+    std::vector<double> sol;
+    if (meta.is_object() && meta.contains("configs") && meta["configs"].is_array())
+      for (const nlohmann::json& c : meta["configs"])
+        if (c.is_object() && c.contains("sol_pct") && c["sol_pct"].is_number()) sol.push_back(c["sol_pct"].get<double>());
+    out->sol_pct = GeomeanSol(sol);
+    if (out->sol_pct >= 0) out->sol_source = "seal " + seal.id.substr(0, 12);
+  }
+  if (out->sol_pct < 0 && !sealed) {
+    // The incumbent (the expert reference while nothing is sealed) as timed beside a candidate:
+    // its SOL is the candidate's scaled by their times.
+    std::vector<TimedAttempt> attempts;
+    if (!store.ListTimedAttempts(op, arch, 1, &attempts, err)) return false;
+    if (!attempts.empty()) {
+      std::vector<double> sol;
+      for (const AttemptMeasurement& m : attempts[0].measurements)
+        if (m.incumbent_us > 0 && m.sol_pct > 0) sol.push_back(m.sol_pct * m.candidate_us / m.incumbent_us);
+      out->sol_pct = GeomeanSol(sol);
+      if (out->sol_pct >= 0) out->sol_source = "run attempts";
+    }
+  }
+  if (out->sol_pct < 0 && bench_sol_pct > 0) {
+    out->sol_pct = bench_sol_pct;
+    out->sol_source = "ops bench";
+  }
+  std::vector<RunRecord> runs;  // newest first
+  if (!store.ListRuns(op, arch, &runs, err)) return false;
+  bool first = true;
+  for (const RunRecord& r : runs) {
+    if (r.status == "running") continue;
+    nlohmann::json j = ParseJsonLenient(r.summary_json.empty() ? "{}" : r.summary_json);
+    const bool made_seal = j.is_object() && j.contains("seal") && j["seal"].is_string() && !j["seal"].get<std::string>().empty();
+    if (first) out->improved_last_run = made_seal;
+    first = false;
+    if (made_seal) break;
+    ++out->runs_without_gain;
+  }
+  return true;
+}
+
+}  // namespace forgek

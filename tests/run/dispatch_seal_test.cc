@@ -1,0 +1,256 @@
+// Runs that seal a dispatch (per config the fastest candidate, the incumbent elsewhere), next runs
+// measured against it, seeds that are search spaces, and runs whose agent has nothing new.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/builtin_agent.h"
+#include "forgek/run.h"
+#include "forgek/seal.h"
+#include "forgek/store.h"
+#include "loop_fixture.h"
+#include "seal/incumbent.h"
+#include "scripted_evaluator.h"
+
+namespace forgek {
+namespace {
+
+// Every tiled instance wins on one config and loses on the other: TILE >= 4 is fast on "small",
+// TILE <= 2 on "large". No single kernel beats the reference (100 us) on both.
+double SplitModel(const KernelUnderTest& k, const std::string& config) {
+  if (!k.library.empty()) return 100.0;
+  const bool big_tile = k.params.at("TILE") >= 4;
+  return (config == "small") == big_tile ? 70.0 : 110.0;
+}
+
+TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgainstIt) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(SplitModel);
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 10;
+  RunSummary first;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &first, &err)) << err;
+  EXPECT_EQ(first.outcomes["faster"], 0) << "no single kernel wins";
+  ASSERT_FALSE(first.seal_id.empty()) << first.seal_reason;
+  EXPECT_EQ(first.seal_reason.rfind("sealed a dispatch of 2 kernels", 0), 0u) << first.seal_reason;
+  ASSERT_EQ(first.dispatch.size(), 3u) << "two configs and the fallback";
+  EXPECT_EQ(first.dispatch[0].config, "small");
+  EXPECT_NE(first.dispatch[0].reason.find("1.429x, faster beyond noise"), std::string::npos) << first.dispatch[0].reason;
+  EXPECT_NE(first.dispatch[2].kernel.find("incumbent"), std::string::npos) << "every candidate is slower somewhere";
+
+  // The confirmation measured each config with the kernel serving it, on one more seed.
+  std::set<std::string> confirmed;
+  for (const EvalRequest& r : evaluator.requests)
+    if (r.seeds == 3) {
+      ASSERT_EQ(r.configs.size(), 1u);
+      EXPECT_EQ(r.candidate.params.at("TILE") >= 4, r.configs[0] == "small");
+      confirmed.insert(r.configs[0]);
+    }
+  EXPECT_EQ(confirmed, (std::set<std::string>{"small", "large"}));
+
+  SealRecord seal;
+  bool found = false;
+  ASSERT_TRUE(store.GetSeal(first.seal_id, &seal, &found, &err)) << err;
+  ASSERT_TRUE(found);
+  nlohmann::json meta = nlohmann::json::parse(seal.metadata_json);
+  const nlohmann::json& d = meta.at("dispatch");
+  ASSERT_EQ(d.at("kernels").size(), 3u) << "two candidates and the reference (the fallback)";
+  ASSERT_EQ(d.at("table").size(), 2u);
+  const nlohmann::json& fallback = d.at("kernels").at(d.at("fallback").get<size_t>());
+  EXPECT_TRUE(fallback.contains("reference")) << fallback.dump();
+  for (const nlohmann::json& row : d.at("table")) {
+    const nlohmann::json& k = d.at("kernels").at(row.at("kernel").get<size_t>());
+    EXPECT_EQ(k.at("params").at("TILE").get<int>() >= 4, row.at("config") == "small") << k.dump();
+  }
+  EXPECT_NEAR(seal.config_us.at("small"), 70, 1e-9);
+  EXPECT_NEAR(seal.config_us.at("large"), 70, 1e-9);
+
+  // Export: the seal's own kernel at the top, each kernel of the table under kernels/K, the table
+  // in dispatch.json with each config's values.
+  const std::string dir = fx.dir.file("export");
+  ASSERT_TRUE(ExportSeal(store, seal, fx.op, compiler, dir, false, &err)) << err;
+  nlohmann::json exported = nlohmann::json::parse(ReadFile(dir + "/dispatch.json"));
+  EXPECT_EQ(exported.at("format"), "forgek-seal-dispatch/1");
+  ASSERT_EQ(exported.at("table").size(), 2u);
+  for (const nlohmann::json& row : exported.at("table")) {
+    const nlohmann::json& k = exported.at("kernels").at(row.at("kernel").get<size_t>());
+    ASSERT_TRUE(k.contains("dir")) << k.dump();
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + k.at("dir").get<std::string>() + "/kernel.cubin"));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + k.at("dir").get<std::string>() + "/launch.json"));
+    EXPECT_EQ(row.at("values").at("N").get<int64_t>(), row.at("config") == "small" ? 1 << 12 : 1 << 20);
+  }
+  EXPECT_TRUE(exported.at("kernels").at(exported.at("fallback").get<size_t>()).contains("reference"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kernel.cubin"));
+  EXPECT_NE(ReadFile(dir + "/README.md").find("## A dispatch"), std::string::npos);
+  EXPECT_NE(SealDiffText(store, seal, seal).find("kernel small"), std::string::npos);
+
+  // Verification measures each config with the kernel its table names, against the reference.
+  evaluator.requests.clear();
+  SealVerification verified = VerifySeal(evaluator, store, compiler, fx.op, seal);
+  EXPECT_EQ(verified.status, SealVerification::Status::holds) << verified.text;
+  ASSERT_EQ(evaluator.requests.size(), 2u);
+  for (const EvalRequest& r : evaluator.requests) {
+    ASSERT_EQ(r.configs.size(), 1u);
+    EXPECT_EQ(r.candidate.params.at("TILE") >= 4, r.configs[0] == "small") << r.configs[0];
+    EXPECT_EQ(r.incumbent.library, "scripted.reference");
+  }
+
+  // The next run's incumbent is the dispatch: each config is timed against the kernel serving it.
+  evaluator.requests.clear();
+  BuiltinAgent agent2({.seed = 5});
+  services.agent = &agent2;
+  opts.iterations = 4;
+  RunSummary second;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &second, &err)) << err;
+  EXPECT_NE(second.incumbent.find("(dispatch)"), std::string::npos) << second.incumbent;
+  int split = 0;
+  for (const EvalRequest& r : evaluator.requests) {
+    if (r.configs.size() != 1 || r.incumbent.params.empty()) continue;
+    EXPECT_EQ(r.incumbent.params.at("TILE") >= 4, r.configs[0] == "small") << r.configs[0];
+    ++split;
+  }
+  EXPECT_GE(split, 2) << "a candidate is measured per config against the dispatch";
+  EXPECT_TRUE(second.seal_id.empty()) << "nothing beats 70 us on both configs";
+  for (const ConfigComparison& c : second.configs) EXPECT_NEAR(c.incumbent_us, 70, 1e-9) << c.config;
+}
+
+TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  SealRecord seal;
+  seal.id = "abc";
+  std::map<std::string, DispatchKernel> per_config;
+  std::set<std::string> reference_configs;
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"candidate": "nohash", "params": {}}], "table": []}})";
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_EQ(err, "seal abc metadata dispatch.kernels[0]: candidate nohash is not in the store");
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 3}]}})";
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_NE(err.find("seal abc metadata dispatch.table[0]: needs"), std::string::npos) << err;
+  seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 0}]}})";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
+  EXPECT_EQ(reference_configs, (std::set<std::string>{"small"}));
+  seal.metadata_json = R"({"family": "x"})";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
+  EXPECT_TRUE(per_config.empty() && reference_configs.empty()) << "a seal of one kernel has no table";
+}
+
+TEST(DispatchSeal, ARunWithoutAWinnerSaysPerConfigWhy) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  // Faster on small, slower beyond noise on large, for every instance.
+  ScriptedEvaluator evaluator([](const KernelUnderTest& k, const std::string& config) {
+    if (!k.library.empty()) return 100.0;
+    return config == "small" ? 80.0 : 101.2;
+  });
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, nullptr};
+  RunOptions opts;
+  opts.iterations = 3;
+  opts.allow_seal = false;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_TRUE(s.seal_id.empty());
+  EXPECT_NE(s.seal_reason.find("large: incumbent: best 0.988x (attempt "), std::string::npos) << s.seal_reason;
+  EXPECT_NE(s.seal_reason.find("slower beyond noise"), std::string::npos) << s.seal_reason;
+  ASSERT_EQ(s.configs.size(), 2u);
+  EXPECT_EQ(s.configs[1].verdict, "best 0.988x, slower beyond noise");
+  EXPECT_NE(RunSummaryText(s).find("best 0.988x, slower beyond noise"), std::string::npos);
+}
+
+// A seed whose params are domains: with no families, the run searches the seed's instances.
+const char* kSeedSpace = R"CU(/* forgek
+{ "name": "seed", "mechanisms": ["vector_16B"],
+  "params": {"BLOCK": [64, 128, 256], "ITEMS": [1, 2]},
+  "launches": [{"kernel": "scale", "grid": ["ceil_div(N, BLOCK * ITEMS)"], "block": ["BLOCK"], "args": ["x", "y", "N"]}] }
+*/
+extern "C" __global__ void scale(const float* x, float* y, int N) {
+  for (int j = 0; j < ITEMS; ++j) {
+    int i = (blockIdx.x * ITEMS + j) * BLOCK + threadIdx.x;
+    if (i < N) y[i] = x[i];
+  }
+}
+)CU";
+
+TEST(SeedSpace, ASeedWithDomainsIsSearchedUntilExhaustedAndTheRunEndsWell) {
+  LoopFixture fx;
+  WriteFile(fx.dir.file("toy/seed.cu"), kSeedSpace);
+  fx.op.families.clear();
+  fx.op.seed = "seed.cu";
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator([](const KernelUnderTest& k, const std::string&) {
+    if (!k.library.empty()) return 100.0;
+    return 100.0 - 0.1 * static_cast<double>(k.params.at("BLOCK") * k.params.at("ITEMS"));
+  });
+  BuiltinAgent agent({.seed = 3});
+  RunServices services{&agent, &compiler, &evaluator, nullptr};
+  RunOptions opts;
+  opts.iterations = 20;  // more than the 6 instances of the seed's space
+  opts.allow_seal = false;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.attempts, 6) << "every instance once";
+  std::set<std::pair<int64_t, int64_t>> instances;
+  for (const EvalRequest& r : evaluator.requests)
+    instances.insert({r.candidate.params.at("BLOCK"), r.candidate.params.at("ITEMS")});
+  EXPECT_EQ(instances.size(), 6u) << "distinct instances proposed";
+  EXPECT_EQ(s.best_params.at("BLOCK"), 256);
+  EXPECT_EQ(s.best_params.at("ITEMS"), 2);
+  EXPECT_EQ(s.stop_reason, "exhausted");
+  EXPECT_EQ(RunExitCode(s), 0);
+  EXPECT_NE(RunSummaryText(s).find("exhausted (the agent had nothing new to offer)"), std::string::npos);
+}
+
+// An agent that proposes nothing new from the start, and one that fails.
+class FixedAgent : public Agent {
+ public:
+  explicit FixedAgent(std::string error) : error_(std::move(error)) {}
+  std::string Name() const override { return "fixed"; }
+  bool Propose(const ProposalContext&, std::vector<Proposal>* out, std::string* err) override {
+    out->clear();
+    if (error_.empty()) return true;
+    *err = error_;
+    return false;
+  }
+
+ private:
+  std::string error_;
+};
+
+TEST(SeedSpace, AnAgentWithNothingNewEndsExhaustedWithExitZeroAndAFailureWithExitOne) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(Model);
+  FixedAgent nothing("");
+  RunServices services{&nothing, &compiler, &evaluator, nullptr};
+  RunOptions opts;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "exhausted");
+  EXPECT_EQ(RunExitCode(s), 0);
+
+  FixedAgent failing("HTTP 401: authentication failed");
+  services.agent = &failing;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "agent: HTTP 401: authentication failed");
+  EXPECT_EQ(RunExitCode(s), 1);
+}
+
+}  // namespace
+}  // namespace forgek

@@ -1,0 +1,93 @@
+// Tests of the suite scoreboard built from run summaries: sealed, dispatch, unsealed and failed runs.
+#include "forgek/scoreboard.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/run.h"
+
+namespace forgek {
+namespace {
+
+ConfigComparison Config(const std::string& name, double expert_us, double best_us, double incumbent_us, double sol) {
+  ConfigComparison c;
+  c.config = name;
+  c.expert_us = expert_us;
+  c.incumbent_us = incumbent_us;
+  c.best_us = best_us;
+  c.speedup_vs_expert = expert_us / best_us;
+  c.best_sol_pct = sol;
+  c.incumbent_sol_pct = sol * best_us / incumbent_us;
+  return c;
+}
+
+BatchRunResult Result(const std::string& op, const RunSummary& s) {
+  BatchRunResult r;
+  r.op = op;
+  r.exit_code = 0;
+  r.output = RunSummaryJson(s);
+  return r;
+}
+
+TEST(Scoreboard, EveryOperatorHasRowsWhetherSealedDispatchedUnsealedOrFailed) {
+  RunSummary sealed;
+  sealed.seal_id = "aaaa";
+  sealed.sealed_kernel = "attempt 3 (families/tiled.cu TILE=8)";
+  sealed.sealed_mechanisms = {"vector_16B"};
+  sealed.configs = {Config("4096", 100, 80, 100, 50)};
+
+  RunSummary dispatch;
+  dispatch.seal_id = "bbbb";
+  dispatch.sealed_kernel = "attempt 2 (seed.cu BLOCK=256)";
+  dispatch.sealed_mechanisms = {"warp_shuffle_reduction"};
+  dispatch.configs = {Config("small", 10, 8, 10, 40), Config("large", 50, 50, 50, 90)};
+  dispatch.dispatch = {{"small", "attempt 2 (seed.cu BLOCK=256)", "attempt 2: 1.250x, faster beyond noise"},
+                       {"large", "incumbent (reference (reference.cu))", "incumbent: best 0.990x, the same"}};
+
+  RunSummary unsealed;
+  unsealed.incumbent = "reference (cublas.gemm_bf16)";
+  unsealed.seal_reason = "not sealed: no candidate beat the incumbent on every config (best geomean 0.950x); per config: ...";
+  unsealed.configs = {Config("8192^3", 1390, 1500, 1390, 92)};
+
+  BatchRunResult failed;
+  failed.op = "broken_op";
+  failed.exit_code = 1;
+
+  std::vector<ScoreboardRow> rows = BuildScoreboard(
+      {Result("elementwise", sealed), Result("softmax", dispatch), Result("gemm_bf16", unsealed), failed});
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].op, "elementwise");
+  EXPECT_NEAR(rows[0].sealed_us, 80, 1e-9);
+  EXPECT_NEAR(rows[0].speedup, 1.25, 1e-9);
+  EXPECT_NEAR(rows[0].sol_pct, 50, 1e-9);
+  EXPECT_EQ(rows[0].kernel, "attempt 3 (families/tiled.cu TILE=8)");
+  EXPECT_EQ(rows[0].mechanisms, (std::vector<std::string>{"vector_16B"}));
+
+  EXPECT_EQ(rows[1].kernel, "attempt 2 (seed.cu BLOCK=256)");
+  EXPECT_EQ(rows[2].config, "large");
+  EXPECT_EQ(rows[2].kernel, "incumbent (reference (reference.cu))") << "the dispatch names each config's kernel";
+
+  EXPECT_EQ(rows[3].op, "gemm_bf16");
+  EXPECT_NEAR(rows[3].sealed_us, 1390, 1e-9) << "nothing sealed: the expert reference serves it";
+  EXPECT_NEAR(rows[3].speedup, 1.0, 1e-9);
+  EXPECT_EQ(rows[3].kernel, "reference (cublas.gemm_bf16)");
+  EXPECT_EQ(rows[3].note, "not sealed: no candidate beat the incumbent on every config (best geomean 0.950x)");
+  EXPECT_TRUE(rows[3].seal.empty());
+
+  EXPECT_EQ(rows[4].op, "broken_op");
+  EXPECT_EQ(rows[4].note, "run failed (exit 1)");
+
+  std::string md = ScoreboardMarkdown(rows, "## H200");
+  EXPECT_NE(md.find("| elementwise | 4096 | 100.00 | 80.00 | 1.250x | 50.0 | attempt 3 (families/tiled.cu TILE=8) | "
+                    "vector_16B |  |"),
+            std::string::npos)
+      << md;
+  nlohmann::json j = nlohmann::json::parse(ScoreboardJson(rows, "H200"));
+  ASSERT_EQ(j["rows"].size(), 5u);
+  EXPECT_TRUE(j["rows"][4]["expert_us"].is_null());
+  EXPECT_EQ(j["rows"][1]["seal"], "bbbb");
+}
+
+}  // namespace
+}  // namespace forgek
