@@ -15,6 +15,7 @@ bool ExportStore(Store& store, std::string* json_text, std::string* err);
 struct ImportStats {
   std::map<std::string, int> added;    // table -> rows that were new
   std::map<std::string, int> present;  // table -> rows already there (kept as they are)
+  int left_out = 0;                    // evidence of kind "attempt" from exports before schema 4
   int decisions_updated = 0;           // decisions re-derived because they gained evidence
 };
 

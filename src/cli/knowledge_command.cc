@@ -340,7 +340,10 @@ void RunExport(Context& ctx, const KnowledgeOptions& o) {
 
 void PrintImportStats(const Context& ctx, const std::string& what, const ImportStats& st) {
   if (ctx.json) {
-    std::printf("%s\n", json({{"added", st.added}, {"present", st.present}, {"decisions_updated", st.decisions_updated}})
+    std::printf("%s\n", json({{"added", st.added},
+                              {"present", st.present},
+                              {"left_out", st.left_out},
+                              {"decisions_updated", st.decisions_updated}})
                             .dump(1)
                             .c_str());
     return;
@@ -350,6 +353,9 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
   for (const auto& [t, n] : st.present) present += n;
   std::printf("%s: %d row(s) added, %d already present, %d decision(s) re-derived\n", what.c_str(), added, present,
               st.decisions_updated);
+  if (st.left_out > 0)
+    std::printf("  %d evidence row(s) of kind \"attempt\" left out: uncontrolled, dropped since schema 4\n",
+                st.left_out);
   for (const auto& [t, n] : st.added) std::printf("  %-22s +%d\n", t.c_str(), n);
 }
 

@@ -30,7 +30,8 @@ using Key = std::pair<std::string, std::string>;  // table, column
 const std::set<std::string>* Enumeration(const Key& key) {
   static const std::set<std::string> verdicts = {"hypothesis", "validated", "refuted"};
   static const std::set<std::string> statuses = {"running", "finished", "failed", "interrupted"};
-  static const std::set<std::string> evidence_kinds = {"observation", "attempt"};
+  // "attempt": evidence of exports written before schema 4, checked and then left out.
+  static const std::set<std::string> evidence_kinds = {"observation", "comparison", "ablation", "attempt"};
   if (key == Key{"decisions", "verdict"}) return &verdicts;
   if (key == Key{"runs", "status"}) return &statuses;
   if (key == Key{"evidence", "kind"}) return &evidence_kinds;
@@ -43,6 +44,7 @@ bool MayBeNegative(const Key& key) { return key == Key{"observations", "number"}
 // Integer columns read into an `int`.
 bool IsIntField(const Key& key) {
   static const std::set<Key> ints = {{"decisions", "supporting"}, {"decisions", "contradicting"},
+                                     {"decisions", "comparisons"},
                                      {"attempts", "iteration"},   {"exchanges", "iteration"},
                                      {"exchanges", "turn"},       {"exchanges", "http_status"},
                                      {"devices", "sm_count"}};
@@ -60,7 +62,7 @@ char JsonKind(const Key& key) {
   const std::string& c = key.second;
   if (key == Key{"exchanges", "response_json"}) return 0;  // the raw reply body, JSON or not
   if (key == Key{"mechanisms", "json"}) return 'o';
-  if (c == "mechanisms_json" || c == "archs_json") return 'a';
+  if (c == "mechanisms_json" || c == "archs_json" || c == "operators_json") return 'a';
   if (c.size() > 5 && c.compare(c.size() - 5, 5, "_json") == 0) return 'o';
   return 0;
 }
