@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -24,8 +26,11 @@ std::string ForgekBinary() {
   return FORGEK_BINARY;
 }
 
-CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                        const std::string& stdin_text) {
+namespace {
+
+// Runs the binary; `on_stderr` (when set) sees the child's pid and the stderr read so far.
+CommandResult RunChild(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                       const std::string& stdin_text, const std::function<void(pid_t, const std::string&)>& on_stderr) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (pipe(in_pipe) || pipe(out_pipe) || pipe(err_pipe)) throw std::runtime_error("pipe failed");
   pid_t pid = fork();
@@ -68,6 +73,7 @@ CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<
         --open_fds;
       } else {
         (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+        if (i == 1 && on_stderr) on_stderr(pid, r.err);
       }
     }
   }
@@ -75,6 +81,23 @@ CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<
   waitpid(pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+}  // namespace
+
+CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                        const std::string& stdin_text) {
+  return RunChild(args, env, stdin_text, nullptr);
+}
+
+CommandResult RunForgekSignalled(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                 int signo, const std::string& after) {
+  bool sent = false;
+  return RunChild(args, env, "", [&](pid_t pid, const std::string& err) {
+    if (sent || err.find(after) == std::string::npos) return;
+    kill(pid, signo);
+    sent = true;
+  });
 }
 
 TempDir::TempDir() {

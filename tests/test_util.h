@@ -21,6 +21,11 @@ std::string ForgekBinary();
 CommandResult RunForgek(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                         const std::string& stdin_text = "");
 
+// RunForgek, and once stderr holds `after`, sends `signo` to the process (once; it keeps
+// reading until the process ends). For tests of Ctrl-C and SIGTERM.
+CommandResult RunForgekSignalled(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                                 int signo, const std::string& after);
+
 // A fresh empty folder under the system temp dir, removed when the object dies.
 class TempDir {
  public:

@@ -55,6 +55,7 @@ struct ControlSpec {
 
 struct CandidateManifest {
   std::string name;
+  std::vector<std::string> archs;  // the archs it is written for (sm90, sm100); empty: every arch
   std::vector<std::string> mechanisms;
   std::vector<ControlSpec> controls;  // "controls": {"mechanism": ["PARAM", ...]}; a param in at most one
   std::vector<ParamSpec> params;                          // in file order
@@ -67,6 +68,8 @@ struct CandidateManifest {
   bool IsFamily() const;  // any param with more than one value
   // The control group a param belongs to, or null.
   const ControlSpec* ControlOf(const std::string& param) const;
+  bool ForArch(const std::string& arch) const;  // archs is empty or names `arch`
+  std::string ArchsText() const;                // "sm90" or "sm90, sm100"; "every arch" when empty
 };
 
 struct Candidate {

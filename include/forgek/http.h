@@ -1,8 +1,10 @@
 // HTTP POST over libcurl with bounded bodies, timeouts, and retries with backoff for the LLM agent.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,11 +29,20 @@ struct HttpLimits {
   double connect_timeout_s = 15;
   double total_timeout_s = 600;                // the whole exchange, body included
   size_t max_response_bytes = 8u << 20;         // a longer body fails the request
+  // Once the response has started (its first byte), fewer than low_speed_bytes_per_s on average
+  // over any low_speed_time_s seconds cuts the request. The wait for the first byte is not
+  // counted: a model may think for minutes before it answers (total_timeout_s bounds that).
+  double low_speed_bytes_per_s = 16;
+  double low_speed_time_s = 30;
+  // No request, retry or backoff outlives this point (the run's --time budget).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Polled during transfers and backoff waits (several times a second): true ends the request.
+  std::function<bool()> abort;
 };
 
-// Why a POST brought no usable response. Connection problems and timeouts are worth a retry;
-// an oversized body or a malformed URL is not.
-enum class HttpFailure { none, connect, timeout, too_large, other };
+// Why a POST brought no usable response. Connection problems, timeouts and stalls are worth a
+// retry; an oversized body, a malformed URL, an abort or a passed deadline are not.
+enum class HttpFailure { none, connect, timeout, too_large, aborted, deadline, other };
 
 // One POST. True when an HTTP response arrived (any status); false with `failure` and `err` when
 // none did. `err` names the URL and the cause, never a header value.

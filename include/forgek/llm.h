@@ -1,7 +1,9 @@
 // The llm and replay agents: prompts to a Chat Completions or Messages API, replies parsed into candidates.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,14 +31,23 @@ struct LlmOptions {
   double retry_base_delay_s = 0.5;
   double retry_max_delay_s = 30;
   double max_retry_after_s = 60;
-  double connect_timeout_s = 15;
-  double request_timeout_s = 600;
+  double connect_timeout_s = 15;     // --http-connect-timeout
+  double request_timeout_s = 600;    // --http-timeout: one request, the model's thinking included
+  double low_speed_bytes_per_s = 16; // --http-low-speed: once a response has started, slower ...
+  double low_speed_time_s = 30;      // ... than this over --http-low-speed-time seconds is cut
   size_t max_response_bytes = 8u << 20;
+  // The run's end (--time; empty while unknown or without a time budget) and its Ctrl-C: no
+  // request outlives either. Asked before every request.
+  std::function<std::optional<std::chrono::steady_clock::time_point>()> deadline;
+  std::function<bool()> stop_requested;
   int max_in_flight = 4;             // requests sent at once
   // Conversation.
   int max_repair_turns = 2;          // repair messages per conversation (format and evaluation feedback)
   int recent_attempts = 8;           // attempts of the run quoted in a propose prompt
   size_t max_feedback_chars = 6000;  // feedback quoted in a repair turn, cut beyond this
+  // Any one piece of operator or run text put into a prompt (the description, the incumbent's
+  // source, the decisions, ...) is cut beyond this, with a visible marker (docs/limits.md).
+  size_t max_prompt_field_chars = 65536;
   // Budget: 0 means no cap. A request that would start once a cap is reached is refused.
   double max_cost_usd = 0;
   int64_t max_tokens = 0;            // input + output tokens over the agent's life

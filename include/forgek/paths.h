@@ -18,6 +18,11 @@ std::string DefaultStorePath();
 // The default cache folder: $XDG_CACHE_HOME/forgek, else ~/.cache/forgek.
 std::string DefaultCacheDir();
 
+// True when `path` is a regular file (or a link to one), which reading cannot hang on; else false
+// with what it is instead in *why ("does not exist", "is a folder", "is a FIFO, not a regular
+// file", "is a link to a missing ...").
+bool IsReadableFile(const std::string& path, std::string* why);
+
 // The path of the running executable (/proc/self/exe), for spawning the worker.
 std::string SelfExecutablePath();
 

@@ -1,9 +1,11 @@
 // The run loop: propose, compile, evaluate, learn, and seal the winner (docs/ARCHITECTURE.md, "One candidate").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,9 @@ struct RunServices {
   std::function<bool()> stop_requested;               // Ctrl-C: finish the current evaluation, then stop
   std::function<void(const std::string&)> progress;   // one status line (live or logged)
   std::function<void(const std::string&)> run_started;  // the run's id, once it is recorded
+  // When the loop starts: the point its --time budget ends (nothing without one), so that the
+  // agent's requests end with it.
+  std::function<void(std::optional<std::chrono::steady_clock::time_point>)> budget_ends;
 };
 
 struct ConfigComparison {
@@ -71,6 +76,8 @@ struct RunSummary {
   std::string operator_name, arch, agent, device;
   std::string incumbent;      // "reference (cublas.gemm_bf16)" or "seal <id>"
   std::string stop_reason;    // iterations | time | patience | interrupted | exhausted | error
+  std::string status;         // the run's status in the store: finished | interrupted | failed
+  std::string error;          // why the run failed (status failed), else ""
   int attempts = 0;
   std::map<std::string, int> outcomes;  // outcome name -> count
   double best_speedup = 0;    // geomean vs the incumbent (0: nothing timed)
@@ -94,8 +101,11 @@ struct RunSummary {
   int AttemptsToReach(double speedup) const;
 };
 
-// Runs the loop for `op`. Returns false with `err` only for failures that prevent a run
-// (no incumbent, store errors); a run that stops early still returns true with its summary.
+// Runs the loop for `op`. Returns false with `err` for failures that prevent or end a run (no
+// incumbent, a store error, an exception); a run that stops early still returns true with its
+// summary. A run that had begun is never left `running`: on failure it is recorded `failed` with
+// its reason (best effort: a store that refuses even that write is named in `err`), and
+// `summary` holds what it did (summary->run_id is "" when no run was recorded).
 bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary,
                      std::string* err);
 

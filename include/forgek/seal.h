@@ -40,6 +40,8 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
 
 // Side-by-side differences of two seals: lineage, params, mechanisms, per-config times.
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b);
+// The same comparison as JSON: both seals, params as [a, b], per-config times, descent.
+std::string SealDiffJson(Store& store, const SealRecord& a, const SealRecord& b);
 
 // `forgek seal verify`: `seal` recompiled from its stored source and re-measured now through
 // `evaluator`, interleaved against the operator's expert reference, judged by DecideVerify. `text`

@@ -166,6 +166,12 @@ struct ProfileReply {
 std::string EncodeLine(const nlohmann::json& message);
 bool DecodeMessageLine(const std::string& line, nlohmann::json* out, std::string* err);
 
+// A member of a worker message, or `fallback` when it is absent or of another type: a reply from a
+// broken worker must not throw in the supervisor.
+bool BoolField(const nlohmann::json& message, const char* key, bool fallback);
+double NumberField(const nlohmann::json& message, const char* key, double fallback);
+std::string StringField(const nlohmann::json& message, const char* key, const std::string& fallback);
+
 // Each struct <-> JSON. FromJson names the field that is missing or has the wrong type.
 nlohmann::json ToJson(const DeviceInfo& v);
 nlohmann::json ToJson(const ProbeResult& v);

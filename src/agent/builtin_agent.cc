@@ -1,5 +1,6 @@
 // The builtin evolutionary agent: a population over families with elitism, mutation, crossover,
 // architecture moves, priors from the knowledge store and warm starts from earlier runs' best.
+#include "core/json_parse.h"
 #include "forgek/builtin_agent.h"
 
 #include <algorithm>

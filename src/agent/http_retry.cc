@@ -46,6 +46,8 @@ const char* FailureName(HttpFailure f) {
     case HttpFailure::connect: return "connection error";
     case HttpFailure::timeout: return "timeout";
     case HttpFailure::too_large: return "oversized response";
+    case HttpFailure::aborted: return "interrupted";
+    case HttpFailure::deadline: return "time budget spent";
     case HttpFailure::other: return "transport error";
     case HttpFailure::none: break;
   }
@@ -109,8 +111,24 @@ HttpOutcome HttpPostWithRetries(const HttpRequest& req, const HttpLimits& limits
       if (asked && *asked <= policy.max_retry_after_s) wait = *asked;
     }
     std::string why = out.responded ? "HTTP " + std::to_string(out.response.status) : FailureName(out.failure);
+    auto wake = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                        std::chrono::duration<double>(wait));
+    if (limits.deadline && wake >= *limits.deadline) {
+      spdlog::warn("POST {}: {}; no retry: the run's time budget ends before the next attempt", req.url, why);
+      return out;
+    }
     spdlog::warn("POST {}: {}; retry {}/{} in {:.2f} s", req.url, why, retry + 1, policy.max_retries, wait);
-    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    // The wait is cut short by an abort (Ctrl-C), checked every 50 ms.
+    while (std::chrono::steady_clock::now() < wake) {
+      if (limits.abort && limits.abort()) {
+        out.responded = false;
+        out.failure = HttpFailure::aborted;
+        out.error = "POST " + req.url + ": interrupted while waiting to retry";
+        return out;
+      }
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          wake - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+    }
   }
 }
 

@@ -56,7 +56,8 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
     return false;
   }
   if (opts.max_in_flight < 1 || opts.max_retries < 0 || opts.max_repair_turns < 0 || opts.connect_timeout_s <= 0 ||
-      opts.request_timeout_s <= 0 || opts.max_response_bytes == 0 || opts.max_output_tokens < 1 ||
+      opts.request_timeout_s <= 0 || opts.low_speed_bytes_per_s < 0 || opts.low_speed_time_s <= 0 ||
+      opts.max_response_bytes == 0 || opts.max_output_tokens < 1 ||
       opts.retry_base_delay_s < 0 || opts.max_cost_usd < 0 || opts.max_tokens < 0) {
     *err = "llm agent: an option is out of range (in-flight >= 1, retries/repairs/caps >= 0, timeouts and limits > 0)";
     return false;
@@ -74,6 +75,16 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
       return false;
     }
     key = value;
+    // A control character (\r\n) would end the auth header and inject another; the key itself is
+    // never quoted in the error.
+    auto control = std::find_if(key.begin(), key.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+    size_t bad = control == key.end() ? std::string::npos : static_cast<size_t>(control - key.begin());
+    if (bad != std::string::npos) {
+      key.clear();
+      *err = "llm agent: the API key in " + key_env + " holds a control character (at character " +
+             std::to_string(bad + 1) + "); remove line breaks and other control characters from it";
+      return false;
+    }
   }
   std::string dir = opts.prompts_dir;
   if (dir.empty()) {
@@ -91,9 +102,19 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
   if (fallback) spdlog::warn("llm: model {} is not in the price table; costs use the fallback price", opts.model);
 
   provider = MakeLlmProvider(opts.provider);
-  HttpLimits limits{opts.connect_timeout_s, opts.request_timeout_s, opts.max_response_bytes};
+  HttpLimits limits;
+  limits.connect_timeout_s = opts.connect_timeout_s;
+  limits.total_timeout_s = opts.request_timeout_s;
+  limits.max_response_bytes = opts.max_response_bytes;
+  limits.low_speed_bytes_per_s = opts.low_speed_bytes_per_s;
+  limits.low_speed_time_s = opts.low_speed_time_s;
+  limits.abort = opts.stop_requested;
   RetryPolicy policy{opts.max_retries, opts.retry_base_delay_s, opts.retry_max_delay_s, opts.max_retry_after_s};
-  send = [limits, policy](const HttpRequest& req) { return HttpPostWithRetries(req, limits, policy); };
+  send = [limits, policy, deadline = opts.deadline](const HttpRequest& req) {
+    HttpLimits bounded = limits;
+    if (deadline) bounded.deadline = deadline();
+    return HttpPostWithRetries(req, bounded, policy);
+  };
   return true;
 }
 
@@ -167,6 +188,8 @@ void LlmAgent::Impl::RunTurn(Turn* turn) {
   std::string why;
   if (!o.responded) {
     turn->error = RedactSecret(o.error, key);
+    // Ctrl-C or the run's time budget: no repair turn or further request helps.
+    turn->fatal = o.failure == HttpFailure::aborted || o.failure == HttpFailure::deadline;
   } else if (o.response.status < 200 || o.response.status >= 300) {
     turn->error = StatusError(o.response, req.url, o.attempts);
     turn->fatal = !IsRetryableStatus(o.response);

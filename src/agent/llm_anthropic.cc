@@ -28,31 +28,31 @@ class AnthropicProvider : public LlmProvider {
   }
 
   bool ParseReply(const std::string& body, LlmReply* out, std::string* err) const override {
-    json doc = json::parse(body, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      *err = "the response is not JSON";
-      return false;
-    }
+    json doc;
+    if (!ParseReplyObject(body, &doc, err)) return false;
     if (!doc.contains("content") || !doc["content"].is_array()) {
-      *err = "the response has no content array";
+      *err = "content: the response has no content array";
       return false;
     }
-    *out = LlmReply{};
+    LlmReply reply;
+    size_t index = 0;
     for (const json& part : doc["content"]) {
-      // Text parts carry the answer; thinking and tool parts are not part of it.
-      if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string()) {
-        out->text += part["text"].get<std::string>();
+      std::string path = "content[" + std::to_string(index++) + "]";
+      if (!part.is_object()) {
+        *err = path + ": expected an object";
+        return false;
       }
+      std::string type;
+      if (!ReadReplyString(part, path, "type", &type, err)) return false;
+      // Text parts carry the answer; thinking and tool parts are not part of it.
+      if (type != "text") continue;
+      std::string text;
+      if (!ReadReplyString(part, path, "text", &text, err)) return false;
+      reply.text += text;
     }
-    if (doc.contains("stop_reason") && doc["stop_reason"].is_string()) {
-      out->stop_reason = doc["stop_reason"].get<std::string>();
-    }
-    if (doc.contains("usage") && doc["usage"].is_object()) {
-      const json& usage = doc["usage"];
-      out->has_usage = usage.contains("input_tokens") && usage["input_tokens"].is_number_integer();
-      out->input_tokens = usage.value("input_tokens", int64_t{0});
-      out->output_tokens = usage.value("output_tokens", int64_t{0});
-    }
+    if (!ReadReplyString(doc, "", "stop_reason", &reply.stop_reason, err)) return false;
+    if (!ReadReplyUsage(doc, "input_tokens", "output_tokens", &reply, err)) return false;
+    *out = std::move(reply);
     return true;
   }
 

@@ -1,6 +1,7 @@
 // LLM exchanges as JSON, for the store and for replay files.
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/llm.h"
 
 namespace forgek {
@@ -32,8 +33,13 @@ std::string LlmExchangeToJson(const LlmExchange& x) {
 }
 
 bool LlmExchangeFromJson(const std::string& text, LlmExchange* out, std::string* err) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  json j;
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(text, &j, &parse_error)) {
+    *err = "exchange: " + parse_error.message;
+    return false;
+  }
+  if (!j.is_object()) {
     *err = "exchange: not a JSON object";
     return false;
   }

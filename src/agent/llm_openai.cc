@@ -28,37 +28,29 @@ class OpenAiProvider : public LlmProvider {
   }
 
   bool ParseReply(const std::string& body, LlmReply* out, std::string* err) const override {
-    json doc = json::parse(body, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      *err = "the response is not JSON";
-      return false;
-    }
+    json doc;
+    if (!ParseReplyObject(body, &doc, err)) return false;
     const json* choices = doc.contains("choices") ? &doc["choices"] : nullptr;
     if (!choices || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
-      *err = "the response has no choices[0]";
+      *err = "choices: the response has no choices[0] object";
       return false;
     }
     const json& choice = (*choices)[0];
-    const json* content = choice.contains("message") && choice["message"].is_object() &&
-                                  choice["message"].contains("content")
-                              ? &choice["message"]["content"]
-                              : nullptr;
-    *out = LlmReply{};
-    if (content && content->is_string()) {
-      out->text = content->get<std::string>();
-    } else if (!content || !content->is_null()) {
-      *err = "choices[0].message.content is missing or not a string";
+    if (!choice.contains("message") || !choice["message"].is_object()) {
+      *err = "choices[0].message: missing or not an object";
       return false;
     }
-    if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
-      out->stop_reason = choice["finish_reason"].get<std::string>();
+    const json& message = choice["message"];
+    LlmReply reply;
+    // A null content is an empty answer (a refusal or tool call); any other non-string is malformed.
+    if (!message.contains("content")) {
+      *err = "choices[0].message.content: missing";
+      return false;
     }
-    if (doc.contains("usage") && doc["usage"].is_object()) {
-      const json& usage = doc["usage"];
-      out->has_usage = usage.contains("prompt_tokens") && usage["prompt_tokens"].is_number_integer();
-      out->input_tokens = usage.value("prompt_tokens", int64_t{0});
-      out->output_tokens = usage.value("completion_tokens", int64_t{0});
-    }
+    if (!ReadReplyString(message, "choices[0].message", "content", &reply.text, err)) return false;
+    if (!ReadReplyString(choice, "choices[0]", "finish_reason", &reply.stop_reason, err)) return false;
+    if (!ReadReplyUsage(doc, "prompt_tokens", "completion_tokens", &reply, err)) return false;
+    *out = std::move(reply);
     return true;
   }
 

@@ -1,4 +1,5 @@
 // Loading the price table and finding a model's price in it.
+#include "core/json_parse.h"
 #include "agent/llm_prices.h"
 
 #include <fstream>
@@ -39,7 +40,7 @@ bool PriceTable::Load(const std::string& path, std::string* err) {
 }
 
 bool PriceTable::Parse(const std::string& path, const std::string& text, std::string* err) {
-  auto doc = nlohmann::json::parse(text, nullptr, false);
+  auto doc = ParseJsonLenient(text);
   if (doc.is_discarded() || !doc.is_object()) {
     *err = path + ": not a JSON object";
     return false;

@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
+#include "core/json_parse.h"
+
 namespace forgek {
 
 std::unique_ptr<LlmProvider> MakeOpenAiProvider();
@@ -13,7 +17,9 @@ std::unique_ptr<LlmProvider> MakeLlmProvider(LlmProviderKind kind) {
 }
 
 std::string ApiErrorMessage(const std::string& body) {
-  auto doc = nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json doc;
+  JsonParseError ignored;
+  ParseJsonLimited(body, &doc, &ignored);  // an unreadable body is quoted as text below
   if (doc.is_object() && doc.contains("error")) {
     const auto& error = doc["error"];
     if (error.is_object() && error.contains("message") && error["message"].is_string()) {
@@ -23,6 +29,76 @@ std::string ApiErrorMessage(const std::string& body) {
   }
   constexpr size_t kMaxChars = 300;
   return body.size() > kMaxChars ? body.substr(0, kMaxChars) + "..." : body;
+}
+
+namespace {
+
+std::string TypeName(const nlohmann::json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+bool ReadCount(const nlohmann::json& usage, const char* key, bool* present, int64_t* out, std::string* err) {
+  *present = usage.contains(key) && !usage[key].is_null();
+  if (!*present) return true;
+  const nlohmann::json& v = usage[key];
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+    *out = static_cast<int64_t>(v.get<uint64_t>());
+    return true;
+  }
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) {
+    *out = v.get<int64_t>();
+    return true;
+  }
+  *err = std::string("usage.") + key + ": expected a non-negative integer, got " +
+         (v.is_number_integer() ? "a negative integer" : TypeName(v));
+  return false;
+}
+
+}  // namespace
+
+bool ParseReplyObject(const std::string& body, nlohmann::json* doc, std::string* err) {
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(body, doc, &parse_error)) {
+    *err = "the response is not JSON: " + parse_error.message + " (at byte " + std::to_string(parse_error.offset) + ")";
+    return false;
+  }
+  if (!doc->is_object()) {
+    *err = "the response is not a JSON object (got " + TypeName(*doc) + ")";
+    return false;
+  }
+  return true;
+}
+
+bool ReadReplyString(const nlohmann::json& obj, const std::string& path, const char* key, std::string* out,
+                     std::string* err) {
+  if (!obj.contains(key) || obj[key].is_null()) return true;
+  if (!obj[key].is_string()) {
+    *err = (path.empty() ? std::string() : path + ".") + key + ": expected a string, got " + TypeName(obj[key]);
+    return false;
+  }
+  *out = obj[key].get<std::string>();
+  return true;
+}
+
+bool ReadReplyUsage(const nlohmann::json& doc, const char* input_key, const char* output_key, LlmReply* out,
+                    std::string* err) {
+  if (!doc.contains("usage") || doc["usage"].is_null()) return true;
+  const nlohmann::json& usage = doc["usage"];
+  if (!usage.is_object()) {
+    *err = "usage: expected an object, got " + TypeName(usage);
+    return false;
+  }
+  bool has_input = false, has_output = false;
+  if (!ReadCount(usage, input_key, &has_input, &out->input_tokens, err)) return false;
+  if (!ReadCount(usage, output_key, &has_output, &out->output_tokens, err)) return false;
+  out->has_usage = has_input;
+  return true;
 }
 
 std::string RedactSecret(std::string text, const std::string& secret) {

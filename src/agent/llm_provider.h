@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "forgek/http.h"
 #include "forgek/llm.h"
 
@@ -45,6 +47,18 @@ class LlmProvider {
 };
 
 std::unique_ptr<LlmProvider> MakeLlmProvider(LlmProviderKind kind);
+
+// Reply parsing helpers shared by both APIs. A reply is untrusted: each reports the field it found
+// wrong instead of throwing.
+// The body as a JSON object (depth and size limited).
+bool ParseReplyObject(const std::string& body, nlohmann::json* doc, std::string* err);
+// The optional string member `key` of `obj` (at `path`): absent or null leaves `out` alone.
+bool ReadReplyString(const nlohmann::json& obj, const std::string& path, const char* key, std::string* out,
+                     std::string* err);
+// usage.<input_key> and usage.<output_key>: non-negative integers when present; an absent usage
+// leaves has_usage false (the caller estimates).
+bool ReadReplyUsage(const nlohmann::json& doc, const char* input_key, const char* output_key, LlmReply* out,
+                    std::string* err);
 
 // The message an API puts in an error body ({"error": {"message": ...}} for both APIs), else the
 // body's start.

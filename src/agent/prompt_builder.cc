@@ -132,6 +132,10 @@ TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts
   v["history"] = HistoryLines(ctx.history, opts.recent_attempts);
   v["prior_results"] = PriorLines(ctx.prior_results);
   v["candidate_format"] = prompts.Text("candidate_format.md");
+  // Operator files and store contents are not ours: a 10 MB description must not become a 10 MB
+  // request. The format text comes from forgek's own templates and is left whole.
+  for (auto& [name, value] : v)
+    if (name != "candidate_format") value = Cut(value, opts.max_prompt_field_chars);
   v["variant"] = std::to_string(variant);
   v["variants"] = std::to_string(variants);
   return v;

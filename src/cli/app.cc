@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 
 #include <spdlog/sinks/basic_file_sink.h>
@@ -10,11 +11,26 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/help_examples.h"
+#include "cli/option_checks.h"
 
 namespace forgek::cli {
 namespace {
 
+// Diagnostics go to stderr from the start: an error before the options are parsed (or while the
+// log file is opened) must not reach stdout, spdlog's default.
+void LogToStderr() {
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  sink->set_pattern("forgek: %^%l%$: %v");
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("forgek", sink));
+}
+
 void SetUpLogging(const Context& ctx) {
+  if (!ctx.log_file.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(ctx.log_file, ec))
+      throw UsageError("--log-file " + ctx.log_file + " is a folder; name a file to write the log to");
+  }
   std::vector<spdlog::sink_ptr> sinks;
   auto err_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   err_sink->set_pattern("forgek: %^%l%$: %v");
@@ -25,7 +41,12 @@ void SetUpLogging(const Context& ctx) {
   err_sink->set_level(level);
   sinks.push_back(err_sink);
   if (!ctx.log_file.empty()) {
-    auto file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(ctx.log_file);
+    std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file_sink;
+    try {
+      file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(ctx.log_file);
+    } catch (const spdlog::spdlog_ex& e) {
+      throw UsageError("--log-file " + ctx.log_file + ": cannot open it for writing (" + e.what() + ")");
+    }
     file_sink->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l [%P] %v");
     file_sink->set_level(spdlog::level::trace);
     sinks.push_back(file_sink);
@@ -39,25 +60,33 @@ void SetUpLogging(const Context& ctx) {
 }  // namespace
 
 int RunCommandLine(int argc, char** argv) {
+  LogToStderr();
   Context ctx;
   CLI::App app{"forgek: evolves faster GPU kernels and remembers what it learned", "forgek"};
   app.require_subcommand(1);
   app.fallthrough();
   app.set_version_flag("--version", FORGEK_VERSION);
   app.add_option("--store", ctx.store, "Knowledge-store file (default $XDG_DATA_HOME/forgek/store.db)")
-      ->envname("FORGEK_STORE");
+      ->envname("FORGEK_STORE")
+      ->check(NonEmpty());
   app.add_option("--arch", ctx.arch, "Target architecture: sm90 (Hopper) or sm100 (Blackwell)")
       ->envname("FORGEK_ARCH")
       ->check(CLI::IsMember({"sm90", "sm100"}));
   app.add_flag("-v,--verbose", ctx.verbose, "More diagnostics on stderr (repeat for more)")
       ->envname("FORGEK_VERBOSE");
-  app.add_flag("-q,--quiet", ctx.quiet, "Only warnings and errors on stderr")->envname("FORGEK_QUIET");
+  CLI::Option* verbose = app.get_option("--verbose");
+  app.add_flag("-q,--quiet", ctx.quiet, "Only warnings and errors on stderr")
+      ->envname("FORGEK_QUIET")
+      ->excludes(verbose);
   app.add_flag("--json", ctx.json, "Machine-readable JSON on stdout")->envname("FORGEK_JSON");
   app.add_option("--log-file", ctx.log_file, "Also write a full log (every level) to this file")
-      ->envname("FORGEK_LOG_FILE");
+      ->envname("FORGEK_LOG_FILE")
+      ->check(NonEmpty());
   app.add_option("--operators", ctx.operators_dir, "Folder of operator definitions (default: shipped operators/)")
-      ->envname("FORGEK_OPERATORS");
+      ->envname("FORGEK_OPERATORS")
+      ->check(NonEmpty());
   for (CommandSetup setup : kCommands) setup(app, ctx);
+  AddHelpExamples(app);
   app.parse_complete_callback([&ctx] { SetUpLogging(ctx); });
 
   try {

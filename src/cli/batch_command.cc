@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "forgek/batch.h"
 #include "forgek/gpu_list.h"
 #include "forgek/paths.h"
@@ -143,12 +144,17 @@ void set_batch_command(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "batch", "Run several operators at once, one run per free GPU, continuing after failures; ends with a table");
   cmd->add_option("OPS", a->ops, "Operator names or aliases")->required();
-  cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")
+      ->check(GpuListSyntax())
+      ->capture_default_str();
   cmd->add_option("--log-dir", a->log_dir, "Folder for each run's log and JSON summary (default under the cache)");
   cmd->add_option("--agent", a->agent, "Agent of every run")->check(CLI::IsMember({"builtin"}))->capture_default_str();
-  cmd->add_option("--iterations", a->iterations, "Candidates per run")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--iterations", a->iterations, "Candidates per run")
+      ->check(WholeNumber(0, kMaxIterations))
+      ->capture_default_str();
   cmd->add_option("--time", a->time, "Wall-time budget per run: 90, 90s, 15m, 1h");
-  cmd->add_option("--patience", a->patience, "Stop a run after this many candidates without a new best");
+  cmd->add_option("--patience", a->patience, "Stop a run after this many candidates without a new best")
+      ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")->check(CLI::Range(1, 64));
   cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal");

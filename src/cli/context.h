@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitFailure = 1,
   kExitUsage = 2,
   kExitRegression = 3,
+  kExitInterrupted = 130,  // a run stopped by Ctrl-C or SIGTERM (recorded `interrupted`)
 };
 
 // The global options, filled by CLI11 (each has a FORGEK_* environment twin).
@@ -36,8 +37,9 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The operators folder from the context, the environment or the usual places; throws Failure
-// naming what was searched when none exists.
+// The operators folder from the context, the environment or the usual places; throws UsageError
+// when --operators (or FORGEK_OPERATORS) names no folder, Failure naming what was searched when
+// none exists.
 std::string OperatorsDir(const Context& ctx);
 
 // The store path from --store, FORGEK_STORE or the per-user default.

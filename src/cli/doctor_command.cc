@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/json_parse.h"
 #include "cli/commands.h"
 #include "run/driver_version.h"
 #include "cli/gpu_session.h"
@@ -41,7 +42,7 @@ bool LastJsonLine(const std::string& text, nlohmann::json* out) {
   std::string line;
   bool found = false;
   while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = ParseJsonLenient(line);
     if (!j.is_discarded() && j.is_object()) {
       *out = std::move(j);
       found = true;
@@ -196,6 +197,14 @@ Check CheckStore(const std::string& store) {
     } else if (access(path.c_str(), R_OK | W_OK) != 0) {
       c.detail = path.string() + " is not readable and writable by this user: fix its permissions or use --store";
     } else {
+      // Opened as the commands open it: for writing (run, import) and read-only (list, show).
+      Store writable, readable;
+      std::string err;
+      if (!writable.Open(path.string(), &err, StoreMode::existing) ||
+          !readable.Open(path.string(), &err, StoreMode::read_only)) {
+        c.detail = err;
+        return c;
+      }
       c.ok = true;
       c.detail = path.string() + " (exists, " + Fixed(static_cast<double>(fs::file_size(path, ec)) / 1e6, 1) + " MB)";
     }

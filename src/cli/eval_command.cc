@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/load_operator.h"
 #include "cli/params_option.h"
 #include "seal/incumbent.h"
@@ -125,9 +126,8 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
 
 void RunEval(Context& ctx, const EvalArgs& a) {
   std::string err;
-  OperatorSpec op = LoadOperatorOrFail(ctx, a.op);
-  for (const std::string& c : a.configs)
-    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
+  OperatorSpec op = LoadOperatorOption(ctx, "--op", a.op);
+  CheckConfigNames(op, a.configs);
   Candidate cand = LoadKernelFile(a.kernel);
   Diagnostics diags;
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
@@ -218,7 +218,7 @@ void set_eval_command(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--deadline", a->deadline_s, "Seconds a kernel may run before the worker is killed")
-      ->check(CLI::PositiveNumber)
+      ->check(FinitePositive())
       ->capture_default_str();
   cmd->add_flag("--no-time", a->no_time, "Check correctness only");
   cmd->callback([&ctx, a] { RunEval(ctx, *a); });

@@ -14,13 +14,21 @@
 #include "run/driver_version.h"
 
 namespace forgek::cli {
+namespace {
+
+// What still works without a GPU, said wherever a command finds none.
+constexpr const char* kNoGpuHint =
+    " (without a GPU, 'forgek run --compile-only' runs the agent and the compiler, and 'forgek ops validate' "
+    "checks operators and compiles their kernels)";
+
+}  // namespace
 
 SessionEvaluator::SessionEvaluator(WorkerEvaluatorOptions opts) : worker_(std::move(opts)) {}
 
 bool SessionEvaluator::Probe(std::string* err) {
   std::string perr;
   if (!worker_.Probe(&probe_, &perr) || !probe_.ok || probe_.devices.empty()) {
-    *err = "no usable GPU: " + (!perr.empty() ? perr : !probe_.error.empty() ? probe_.error : "no CUDA device found");
+    *err = "no usable GPU: " + (!perr.empty() ? perr : !probe_.error.empty() ? probe_.error : "no CUDA device found") + kNoGpuHint;
     return false;
   }
   return true;
@@ -57,7 +65,7 @@ bool OpenGpuSessions(const Context& ctx, Store* store, const std::string& gpus_s
     WorkerEvaluator prober;
     std::string perr;
     if (!prober.Probe(&probe, &perr) || !probe.ok || probe.devices.empty()) {
-      *err = "no usable GPU: " + (!perr.empty() ? perr : !probe.error.empty() ? probe.error : "no CUDA device found");
+      *err = "no usable GPU: " + (!perr.empty() ? perr : !probe.error.empty() ? probe.error : "no CUDA device found") + kNoGpuHint;
       return false;
     }
   }

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/atomic_file.h"
+#include "core/json_parse.h"
 #include "cli/commands.h"
 #include "forgek/knowledge.h"
 #include "forgek/operator_spec.h"
@@ -40,6 +42,12 @@ void OpenOrThrow(Store* store, const std::string& path, StoreMode mode) {
   if (!store->Open(path, &err, mode)) throw Failure(err);
 }
 
+// A JSON value kept in the store as text; null when unreadable, so the output stays valid JSON.
+json StoredJson(const std::string& text) {
+  json j = ParseJsonLenient(text);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
 json ObservationJson(const Observation& o) {
   return {{"id", o.id},           {"operator", o.operator_name}, {"arch", o.arch},     {"subject", o.subject},
           {"config", o.config},   {"kind", o.kind},              {"key", o.key},       {"value", o.value},
@@ -53,7 +61,7 @@ json DecisionJson(const DecisionRecord& d) {
           {"regime", d.scope.regime},
           {"mechanism", d.scope.mechanism},
           {"setting", d.scope.setting},
-          {"settings", json::parse(d.settings_json, nullptr, false)},
+          {"settings", StoredJson(d.settings_json)},
           {"verdict", d.verdict},
           {"effect", d.effect},
           {"effect_interval", {d.effect_lo, d.effect_hi}},
@@ -73,12 +81,12 @@ json EvidenceJson(const EvidenceRecord& e) {
           {"operator", e.operator_name},
           {"config", e.config},
           {"candidate", e.candidate_hash},
-          {"settings", json::parse(e.settings_json, nullptr, false)},
+          {"settings", StoredJson(e.settings_json)},
           {"supports", e.supports},
           {"speedup", e.speedup},
           {"noise", e.noise},
-          {"detail", json::parse(e.detail_json, nullptr, false)},
-          {"metric_deltas", json::parse(e.metric_deltas_json, nullptr, false)},
+          {"detail", StoredJson(e.detail_json)},
+          {"metric_deltas", StoredJson(e.metric_deltas_json)},
           {"device", e.device},
           {"created_at", e.created_at}};
 }
@@ -146,12 +154,8 @@ std::string CategoryOf(Store& store, const Context& ctx, const std::string& op) 
 
 void RunList(Context& ctx, const KnowledgeOptions& o) {
   std::string path = StorePath(ctx);
-  if (!StoreExists(path)) {
-    spdlog::info("no knowledge store at {} yet: nothing recorded", path);
-    if (ctx.json) std::printf("%s\n", json({{"store", path}, {"exists", false}, {"observations", json::array()},
-                                             {"decisions", json::array()}}).dump(1).c_str());
-    return;
-  }
+  // A missing store is an error for every command that reads one (as for `seal list`).
+  if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
   Store store;
   OpenOrThrow(&store, path, StoreMode::read_only);
   std::string err;
@@ -259,7 +263,7 @@ void RunShow(Context& ctx, const KnowledgeOptions& o) {
   if (LoadKnowledgeBase(KnowledgeDir(), &kb, &diags))
     if (const Mechanism* m = kb.FindMechanism(o.id)) {
       if (ctx.json) {
-        std::printf("%s\n", json::parse(m->json).dump(1).c_str());
+        std::printf("%s\n", ParseJsonLenient(m->json).dump(1).c_str());
       } else {
         std::printf("%s: %s (%s)\n  what: %s\n  helps: %s\n  hurts: %s\n  words: %s\n", m->id.c_str(), m->name.c_str(),
                     m->unit.c_str(), m->what.c_str(), m->helps.c_str(), m->hurts.c_str(), m->llm_words.c_str());
@@ -330,9 +334,7 @@ void RunExport(Context& ctx, const KnowledgeOptions& o) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(o.output, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw Failure("cannot write " + o.output);
+  if (!WriteFileAtomic(o.output, text, &err)) throw Failure(err);
   spdlog::info("exported {} to {}", path, o.output);
 }
 

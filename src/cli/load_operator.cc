@@ -1,15 +1,43 @@
 // The operator a command names (by name or alias), loaded for the command or a Failure naming why not.
 #include "cli/load_operator.h"
 
+#include "core/suggest.h"
+
 namespace forgek::cli {
 
-OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name) {
-  std::string dir, err;
-  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw Failure(err);
+namespace {
+
+OperatorSpec Load(const std::string& dir) {
   OperatorSpec op;
   Diagnostics diags;
   if (!LoadOperator(dir, &op, &diags)) throw Failure(FormatDiagnostics(diags));
   return op;
+}
+
+}  // namespace
+
+OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name) {
+  std::string dir, err;
+  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw Failure(err);
+  return Load(dir);
+}
+
+OperatorSpec LoadOperatorOption(const Context& ctx, const std::string& option, const std::string& name) {
+  std::string dir, err;
+  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw UsageError(option + ": " + err);
+  return Load(dir);
+}
+
+void CheckConfigNames(const OperatorSpec& op, const std::vector<std::string>& configs) {
+  std::vector<std::string> known;
+  for (const ConfigSpec& c : op.configs) known.push_back(c.name);
+  for (const std::string& c : configs) {
+    if (op.FindConfig(c)) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw UsageError("--config: operator " + op.name + " has no config '" + c + "'" + DidYouMean(c, known) +
+                     "; its configs: " + list);
+  }
 }
 
 }  // namespace forgek::cli

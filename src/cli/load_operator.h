@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/context.h"
 #include "forgek/operator_spec.h"
@@ -11,5 +12,12 @@ namespace forgek::cli {
 // Resolves `name` in the operators folder and loads its operator.json; throws Failure with the
 // close matches of an unknown name, or with the loader's diagnostics (file and field).
 OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name);
+
+// The same for the value of an option (`--op`): an unknown name is a usage error naming it.
+OperatorSpec LoadOperatorOption(const Context& ctx, const std::string& option, const std::string& name);
+
+// Throws UsageError naming --config, the close matches and the known configs when one of
+// `configs` is not a config of `op`.
+void CheckConfigNames(const OperatorSpec& op, const std::vector<std::string>& configs);
 
 }  // namespace forgek::cli

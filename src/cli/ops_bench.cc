@@ -10,6 +10,7 @@
 
 #include "cli/bench_rows.h"
 #include "cli/gpu_session.h"
+#include "cli/option_checks.h"
 #include "forgek/compile.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
@@ -149,7 +150,7 @@ void AddOpsBenchCommand(CLI::App* ops, Context& ctx) {
       ->check(CLI::Range(1, 10))
       ->capture_default_str();
   bench->add_option("--deadline", a->deadline_s, "Seconds a launch may run before the worker is killed")
-      ->check(CLI::PositiveNumber)
+      ->check(FinitePositive())
       ->capture_default_str();
   bench->callback([&ctx, a] { RunBench(ctx, *a); });
 }

@@ -56,8 +56,9 @@ void ListOperators(const Context& ctx) {
     Diagnostics diags;
     if (!LoadOperator(dir, &op, &diags)) {
       ++invalid;
-      spdlog::error("{}: invalid operator ({} problem{}); run 'forgek ops validate {}'", fs::path(dir).filename().string(),
-                    diags.size(), diags.size() == 1 ? "" : "s", fs::path(dir).filename().string());
+      spdlog::error("{}: invalid operator ({} problem{}, the first: {}); run 'forgek ops validate {}'",
+                    fs::path(dir).filename().string(), diags.size(), diags.size() == 1 ? "" : "s",
+                    diags.empty() ? "" : diags.front().str(), fs::path(dir).filename().string());
       continue;
     }
     json ref = op.reference.library.empty() ? json{{"kernel", op.reference.kernel}} : json{{"library", op.reference.library}};
@@ -221,6 +222,27 @@ std::vector<KernelFile> KernelFiles(const OperatorSpec& op) {
 }
 
 // Parses and validates one kernel file; a fixed one must also resolve under every config.
+// Resolves one instance under every config (launch shapes, shared memory, arguments); with
+// `where_constraints_hold`, only under the configs that the instance's constraints allow.
+bool ResolveOnConfigs(const OperatorSpec& op, const std::string& path, const CandidateManifest& m,
+                      const ParamAssignment& params, bool where_constraints_hold, Diagnostics* diags) {
+  bool ok = true;
+  for (const ConfigSpec& config : op.configs) {
+    std::string why;
+    if (where_constraints_hold && !ConstraintsHold(m, params, config.values, &why)) continue;
+    ResolvedCandidate resolved;
+    Diagnostics found;
+    if (ResolveCandidate(m, op, params, config.values, &resolved, &found)) continue;
+    for (Diagnostic d : found) {
+      d.file = path;
+      d.message = "config '" + config.name + "': " + d.message;
+      diags->push_back(d);
+    }
+    ok = false;
+  }
+  return ok;
+}
+
 bool CheckKernelFile(const OperatorSpec& op, const KernelFile& k, Candidate* c, Diagnostics* diags) {
   if (!LoadCandidateFile(k.path, c, diags)) return false;
   if (!ValidateCandidate(*c, op, diags)) return false;
@@ -231,19 +253,7 @@ bool CheckKernelFile(const OperatorSpec& op, const KernelFile& k, Candidate* c, 
   }
   ParamAssignment params;
   for (const ParamSpec& p : c->manifest.params) params[p.name] = p.values[0];
-  bool ok = true;
-  for (const ConfigSpec& config : op.configs) {
-    ResolvedCandidate resolved;
-    Diagnostics found;
-    if (ResolveCandidate(c->manifest, op, params, config.values, &resolved, &found)) continue;
-    for (Diagnostic d : found) {
-      d.file = k.path;
-      d.message = "config '" + config.name + "': " + d.message;
-      diags->push_back(d);
-    }
-    ok = false;
-  }
-  return ok;
+  return ResolveOnConfigs(op, k.path, c->manifest, params, /*where_constraints_hold=*/false, diags);
 }
 
 // The instance of a family that is compiled: the first value of each param, unless that breaks the
@@ -269,8 +279,9 @@ bool FirstInstance(const CandidateManifest& m, const OperatorSpec& op, ParamAssi
   return false;
 }
 
-void ValidateOperator(const std::string& dir, std::vector<std::pair<CompileRequest, Validation*>>* compiles,
-                            std::vector<std::unique_ptr<Validation>>* owner, OperatorSpec* loaded) {
+void ValidateOperator(const std::string& dir, const std::string& arch,
+                      std::vector<std::pair<CompileRequest, Validation*>>* compiles,
+                      std::vector<std::unique_ptr<Validation>>* owner, OperatorSpec* loaded) {
   owner->push_back(std::make_unique<Validation>());
   Validation& v = *owner->back();
   v.dir = dir;
@@ -288,6 +299,13 @@ void ValidateOperator(const std::string& dir, std::vector<std::pair<CompileReque
     if (!FirstInstance(c.manifest, op, &first)) {
       v.diags.push_back({k.path, "constraints", 0, 0,
                          "no assignment of the params satisfies the constraints under any config"});
+      continue;
+    }
+    if (c.manifest.IsFamily() && !ResolveOnConfigs(op, k.path, c.manifest, first, true, &v.diags)) continue;
+    if (!c.manifest.ForArch(arch)) {
+      // A kernel written for other archs is checked but not compiled for this one.
+      spdlog::info("{}: {} is for {}, not {}: not compiled", v.name, k.field, c.manifest.ArchsText(), arch);
+      v.compiled.push_back({{"file", k.path}, {"skipped", "for " + c.manifest.ArchsText() + ", not " + arch}});
       continue;
     }
     CompileRequest req;
@@ -367,7 +385,7 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
   std::vector<OperatorSpec> loaded;
   for (const std::string& dir : dirs) {
     OperatorSpec op;
-    ValidateOperator(dir, &compiles, &results, &op);
+    ValidateOperator(dir, ctx.arch, &compiles, &results, &op);
     if (!op.name.empty()) loaded.push_back(std::move(op));
   }
   CheckAliasesUnique(loaded, results);

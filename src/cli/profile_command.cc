@@ -133,9 +133,8 @@ void RunProfile(Context& ctx, const ProfileArgs& a) {
   if (a.reference == !a.kernel.empty()) throw UsageError("give exactly one of --reference and --kernel FILE");
   if (a.reference && !a.params.empty()) throw UsageError("--params applies to --kernel only");
   std::string err;
-  OperatorSpec op = LoadOperatorOrFail(ctx, a.op);
-  for (const std::string& c : a.configs)
-    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
+  OperatorSpec op = LoadOperatorOption(ctx, "--op", a.op);
+  CheckConfigNames(op, a.configs);
   KernelUnderTest kernel = PrepareKernel(ctx, op, a);
 
   Store store;

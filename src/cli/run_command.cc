@@ -2,10 +2,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -13,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
+#include "cli/option_checks.h"
 #include "forgek/agent_factory.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
@@ -46,21 +51,70 @@ struct RunArgs {
   std::string api_key_env;
   double max_cost = 0;
   int64_t max_tokens = 0;
+  LlmOptions http;  // the transport fields only: --http-*
 };
 
-// Ctrl-C: the first asks the loop to stop after the current evaluation; the second ends the
-// process at once (every attempt so far is already committed to the store).
+// When the run's --time budget ends; empty until the run starts, or without a time budget.
+using RunEnd = std::optional<std::chrono::steady_clock::time_point>;
+
+// Ctrl-C or SIGTERM: the first asks the loop to stop after the current evaluation (the run ends
+// `interrupted` with its summary); a second ends the process at once (every attempt so far is
+// already committed to the store, and the run continues with --resume).
 std::atomic<int> g_interrupts{0};
 
-void OnInterrupt(int) {
+void OnInterrupt(int signo) {
   if (g_interrupts.fetch_add(1) >= 1) {
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+    std::signal(signo, SIG_DFL);
+    std::raise(signo);
     return;
   }
   const char msg[] = "\nforgek: stopping after the current evaluation (Ctrl-C again to abandon it)\n";
   ssize_t unused = write(2, msg, sizeof msg - 1);
   (void)unused;
+}
+
+// The handlers of SIGINT and SIGTERM while a run is under way; the previous ones come back after.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    g_interrupts = 0;
+    int_ = std::signal(SIGINT, OnInterrupt);
+    term_ = std::signal(SIGTERM, OnInterrupt);
+  }
+  ~InterruptHandlers() {
+    std::signal(SIGINT, int_);
+    std::signal(SIGTERM, term_);
+  }
+  InterruptHandlers(const InterruptHandlers&) = delete;
+  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
+
+ private:
+  void (*int_)(int);
+  void (*term_)(int);
+};
+
+void PrintSummary(const Context& ctx, const RunSummary& summary) {
+  if (ctx.json)
+    std::printf("%s\n", RunSummaryJson(summary).c_str());
+  else
+    std::printf("%s", RunSummaryText(summary, ctx.verbose > 0).c_str());
+  std::fflush(stdout);
+}
+
+// The exit code of a run that ended: interrupted 130, an agent that gave up or a compile-only
+// run where nothing compiled 1, else 0.
+int RunExitCode(const RunOptions& opts, const RunSummary& summary) {
+  if (summary.stop_reason == "interrupted") return kExitInterrupted;
+  if (summary.stop_reason.rfind("agent:", 0) == 0) return kExitFailure;
+  if (opts.compile_only && summary.attempts > 0) {
+    auto compiled = summary.outcomes.find(OutcomeName(Outcome::compiled));
+    if (compiled == summary.outcomes.end() || compiled->second == 0) {
+      spdlog::error("every one of the {} candidates failed to compile (see the compiler errors above)",
+                    summary.attempts);
+      return kExitFailure;
+    }
+  }
+  return kExitOk;
 }
 
 bool ParseDuration(const std::string& text, double* seconds) {
@@ -70,7 +124,7 @@ bool ParseDuration(const std::string& text, double* seconds) {
   }
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || v < 0) return false;
+  if (end == text.c_str() || !std::isfinite(v) || v < 0) return false;
   std::string unit(end);
   if (unit.empty() || unit == "s") *seconds = v;
   else if (unit == "m") *seconds = v * 60;
@@ -80,7 +134,9 @@ bool ParseDuration(const std::string& text, double* seconds) {
 }
 
 // The agent the options name; usage errors (exit 2) for missing options, failures for the rest.
-std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRecorder* recorder) {
+// `run_end`: when the run's --time budget ends, set once the run's loop starts.
+std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRecorder* recorder,
+                                     std::shared_ptr<RunEnd> run_end) {
   AgentChoice choice;
   choice.kind = a.agent;
   choice.seed = a.seed;
@@ -94,6 +150,12 @@ std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRec
     o.key_env = a.api_key_env;
     o.max_cost_usd = a.max_cost;
     o.max_tokens = a.max_tokens;
+    o.connect_timeout_s = a.http.connect_timeout_s;
+    o.request_timeout_s = a.http.request_timeout_s;
+    o.low_speed_bytes_per_s = a.http.low_speed_bytes_per_s;
+    o.low_speed_time_s = a.http.low_speed_time_s;
+    o.deadline = [run_end] { return *run_end; };
+    o.stop_requested = [] { return g_interrupts.load() > 0; };
     if (a.agent == "llm" && a.model.empty()) throw UsageError("--agent llm needs --model");
     if (a.agent == "replay" && a.from.empty())
       throw UsageError("--agent replay needs --from RUN (a run whose LLM exchanges to replay)");
@@ -106,24 +168,32 @@ std::unique_ptr<Agent> AgentFromArgs(const RunArgs& a, Store* store, ExchangeRec
 
 void Run(Context& ctx, const RunArgs& a) {
   if (a.op.empty() && a.resume.empty()) throw UsageError("run needs --op NAME (or --resume RUN)");
+  if (!a.from.empty() && a.agent != "replay")
+    throw UsageError("--from " + a.from + " needs --agent replay (it names the run whose LLM exchanges to replay)");
   double time_s = 0;
   if (!ParseDuration(a.time, &time_s)) throw UsageError("--time must look like 90, 90s, 15m or 1h, not '" + a.time + "'");
+
+  // A usage mistake is found before the store is created or changed.
+  OperatorSpec op;
+  if (a.resume.empty()) {
+    op = LoadOperatorOption(ctx, "--op", a.op);
+    CheckConfigNames(op, a.configs);
+  }
 
   Store store;
   std::string err;
   if (!store.Open(StorePath(ctx), &err, StoreMode::create)) throw Failure(err);
 
-  std::string op_name = a.op;
   if (!a.resume.empty()) {
     RunRecord prev;
     bool found = false;
     if (!store.GetRun(a.resume, &prev, &found, &err)) throw Failure(err);
     if (!found) throw Failure("no run " + a.resume + " in " + store.path());
-    if (!op_name.empty() && op_name != prev.operator_name)
-      throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + op_name);
-    op_name = prev.operator_name;
+    if (!a.op.empty() && a.op != prev.operator_name)
+      throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + a.op);
+    op = LoadOperatorOrFail(ctx, prev.operator_name);
+    CheckConfigNames(op, a.configs);
   }
-  OperatorSpec op = LoadOperatorOrFail(ctx, op_name);
 
   RunOptions opts;
   opts.arch = ctx.arch;
@@ -138,8 +208,6 @@ void Run(Context& ctx, const RunArgs& a) {
   opts.confirm = a.confirm;
   opts.configs = a.configs;
   opts.resume_run = a.resume;
-  for (const std::string& c : a.configs)
-    if (!op.FindConfig(c)) throw UsageError("operator " + op.name + " has no config '" + c + "'");
 
   std::vector<GpuSession> gpus;
   if (!a.compile_only) {
@@ -157,7 +225,8 @@ void Run(Context& ctx, const RunArgs& a) {
   Compiler compiler(copts);
 
   StoreExchangeRecorder recorder(&store);
-  std::unique_ptr<Agent> agent = AgentFromArgs(a, &store, &recorder);
+  auto run_end = std::make_shared<RunEnd>();
+  std::unique_ptr<Agent> agent = AgentFromArgs(a, &store, &recorder, run_end);
 
   bool live = isatty(2) && !ctx.quiet && std::getenv("CI") == nullptr;
   RunServices services;
@@ -176,20 +245,23 @@ void Run(Context& ctx, const RunArgs& a) {
     }
   };
   services.run_started = [&recorder](const std::string& id) { recorder.SetRun(id); };
+  services.budget_ends = [run_end](RunEnd end) { *run_end = end; };
 
-  g_interrupts = 0;
-  auto previous = std::signal(SIGINT, OnInterrupt);
-  spdlog::info("run: {} on {} with the {} agent", op.name, ctx.arch, agent->Name());
   RunSummary summary;
-  bool ok = RunOptimisation(op, opts, services, &summary, &err);
-  std::signal(SIGINT, previous);
+  bool ok = false;
+  {
+    InterruptHandlers handlers;
+    spdlog::info("run: {} on {} with the {} agent", op.name, ctx.arch, agent->Name());
+    ok = RunOptimisation(op, opts, services, &summary, &err);
+  }
   if (live) std::fprintf(stderr, "\n");
-  if (!ok) throw Failure(err);
-  if (ctx.json)
-    std::printf("%s\n", RunSummaryJson(summary).c_str());
-  else
-    std::printf("%s", RunSummaryText(summary, ctx.verbose > 0).c_str());
-  ctx.exit_code = summary.stop_reason.rfind("agent:", 0) == 0 ? kExitFailure : kExitOk;
+  if (!ok) {
+    // A run that had begun is recorded failed: its summary shows what it did before the error.
+    if (!summary.run_id.empty()) PrintSummary(ctx, summary);
+    throw Failure(err);
+  }
+  PrintSummary(ctx, summary);
+  ctx.exit_code = RunExitCode(opts, summary);
 }
 
 }  // namespace
@@ -203,11 +275,11 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"builtin", "llm", "replay"}))
       ->capture_default_str();
   cmd->add_option("--iterations", a->iterations, "Candidates to evaluate (0: until another budget ends)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
   cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h");
   cmd->add_option("--patience", a->patience, "Stop after this many candidates without a new best (0: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -222,21 +294,41 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(2, 16))
       ->capture_default_str();
   cmd->add_option("--deadline", a->deadline_s, "Seconds a launch may take before it is a timeout")
-      ->check(CLI::PositiveNumber)
+      ->check(FinitePositive())
       ->capture_default_str();
   cmd->add_option("--gpus", a->gpus,
-                  "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first");
+                  "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first")
+      ->check(GpuListSyntax());
   cmd->add_option("--config", a->configs, "Evaluate only this config (repeatable; disables sealing)");
-  cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)");
-  cmd->add_option("--from", a->from, "With --agent replay: the run whose LLM exchanges to replay");
+  cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)")
+      ->check(NonEmpty());
+  cmd->add_option("--from", a->from, "With --agent replay: the run whose LLM exchanges to replay")
+      ->check(NonEmpty());
   cmd->add_option("--provider", a->provider, "LLM API: openai (Chat Completions) or anthropic (Messages)")
       ->capture_default_str();
   cmd->add_option("--model", a->model, "LLM model name");
   cmd->add_option("--base-url", a->base_url, "LLM API base URL")->envname("FORGEK_LLM_BASE_URL");
   cmd->add_option("--api-key-env", a->api_key_env,
                   "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)");
-  cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent");
-  cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used");
+  cmd->add_option("--max-cost", a->max_cost, "Stop the LLM agent once this many US dollars are spent")
+      ->check(FiniteNonNegative());
+  cmd->add_option("--max-tokens", a->max_tokens, "Stop the LLM agent once this many tokens are used")
+      ->check(WholeNumber(0, std::numeric_limits<int64_t>::max()));
+  cmd->add_option("--http-connect-timeout", a->http.connect_timeout_s, "Seconds to connect to the LLM API")
+      ->check(FinitePositive())
+      ->capture_default_str();
+  cmd->add_option("--http-timeout", a->http.request_timeout_s,
+                  "Seconds one LLM request may take, the model's thinking included (never past --time)")
+      ->check(FinitePositive())
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed", a->http.low_speed_bytes_per_s,
+                  "Bytes/s below which a started LLM response is cut as stalled (see --http-low-speed-time)")
+      ->check(FiniteNonNegative())
+      ->capture_default_str();
+  cmd->add_option("--http-low-speed-time", a->http.low_speed_time_s,
+                  "Seconds over which --http-low-speed is averaged")
+      ->check(FinitePositive())
+      ->capture_default_str();
   cmd->callback([&ctx, a] { Run(ctx, *a); });
 }
 

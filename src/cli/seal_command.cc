@@ -55,10 +55,13 @@ void List(const Context& ctx, const SealArgs& a) {
     return;
   }
   std::printf("%-14s %-24s %-6s %-22s %-10s %-14s\n", "seal", "operator", "arch", "created", "speedup", "parent");
-  for (const SealRecord& s : seals)
-    std::printf("%-14s %-24s %-6s %-22s %-9.3fx %-14s\n", s.id.substr(0, 12).c_str(), s.operator_name.c_str(),
-                s.arch.c_str(), s.created_at.c_str(), s.geomean_speedup,
+  for (const SealRecord& s : seals) {
+    char speedup[32];
+    std::snprintf(speedup, sizeof speedup, "%.3fx", s.geomean_speedup);
+    std::printf("%-14s %-24s %-6s %-22s %-10s %-14s\n", s.id.substr(0, 12).c_str(), s.operator_name.c_str(),
+                s.arch.c_str(), s.created_at.c_str(), speedup,
                 s.parent.empty() ? "(reference)" : s.parent.substr(0, 12).c_str());
+  }
 }
 
 void Show(const Context& ctx, const SealArgs& a) {
@@ -91,7 +94,10 @@ void Diff(const Context& ctx, const SealArgs& a) {
   Store store;
   OpenOrFail(store, ctx, StoreMode::read_only);
   SealRecord x = FindOrFail(store, a.id), y = FindOrFail(store, a.other);
-  std::printf("%s", SealDiffText(store, x, y).c_str());
+  if (ctx.json)
+    std::printf("%s\n", SealDiffJson(store, x, y).c_str());
+  else
+    std::printf("%s", SealDiffText(store, x, y).c_str());
 }
 
 void Verify(Context& ctx, const SealArgs& a) {

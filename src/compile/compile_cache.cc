@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+#include "core/json_parse.h"
 #include "forgek/hash.h"
 
 namespace forgek {
@@ -72,12 +74,6 @@ void KernelsFromJson(const nlohmann::json& arr, std::vector<KernelResources>* ou
   }
 }
 
-// A name no other writer (thread or process) uses at the same time, in the entry's folder.
-std::string TemporaryPath(const std::string& path) {
-  static std::atomic<unsigned long> counter{0};
-  return path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-}
-
 }  // namespace
 
 std::string CompileKey(const std::string& source, const std::vector<std::string>& options,
@@ -105,7 +101,9 @@ bool CompileCache::Load(const std::string& key, CompileResult* result) const {
   rest << in.rdbuf();
   std::string cubin = rest.str();
   try {
-    nlohmann::json j = nlohmann::json::parse(header);
+    nlohmann::json j;
+    JsonParseError unreadable;
+    if (!ParseJsonLimited(header, &j, &unreadable)) return false;
     if (j.at("format").get<int>() != kEntryFormat || j.at("key").get<std::string>() != key) return false;
     if (j.at("cubin_bytes").get<size_t>() != cubin.size()) return false;
     if (j.at("cubin_sha256").get<std::string>() != Sha256Hex(cubin)) return false;
@@ -146,25 +144,9 @@ bool CompileCache::Store(const std::string& key, const CompileResult& result, st
                            {"cubin_sha256", Sha256Hex(result.cubin)}};
   // Invalid UTF-8 in the log must not make the header unwritable.
   std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string tmp = TemporaryPath(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text << '\n';
-    out.write(result.cubin.data(), static_cast<std::streamsize>(result.cubin.size()));
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      *err = "cannot write " + tmp;
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *err = "cannot rename " + tmp + " to " + path + ": " + ec.message();
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  text += '\n';
+  text += result.cubin;
+  return WriteFileAtomic(path, text, err);
 }
 
 }  // namespace forgek

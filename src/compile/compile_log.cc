@@ -47,10 +47,20 @@ std::vector<CompileMessage> ParseCompileMessages(const std::string& log) {
   // "k.cu(5): error: ...", "k.cu(3): warning #177-D: ...", "k.cu(1): catastrophic error: ..."
   static const std::regex kFrontEnd(R"(^(.+)\((\d+)\): (catastrophic error|error|warning)(?: #[\w-]+)?: (.*)$)");
   static const std::regex kTool(R"(^(nvrtc|ptxas):? ?(error|fatal|warning) *: (.*)$)");
+  // "ptxas application ptx input, line 45; error   : Instruction 'wgmma.fence' not supported on
+  // .target 'sm_100a'": the reason behind "Ptx assembly aborted", at a line of the PTX (not the .cu).
+  static const std::regex kPtxas(R"(^ptxas .*, line (\d+); (error|warning) *: (.*)$)");
   std::vector<CompileMessage> out;
   std::vector<std::string> lines = SplitLines(log);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
+    if (std::regex_match(lines[i], m, kPtxas)) {
+      CompileMessage msg;
+      msg.severity = m[2] == "warning" ? "warning" : "error";
+      msg.message = "ptxas: PTX line " + m[1].str() + ": " + Trim(m[3]);
+      out.push_back(std::move(msg));
+      continue;
+    }
     if (std::regex_match(lines[i], m, kTool)) {
       CompileMessage msg;
       msg.severity = m[2] == "warning" ? "warning" : "error";

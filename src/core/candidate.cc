@@ -10,14 +10,19 @@
 #include <sstream>
 
 #include "core/json_fields.h"
+#include "core/json_parse.h"
 #include "core/manifest_span.h"
+#include "forgek/paths.h"
+#include "forgek/spec_limits.h"
 
 namespace forgek {
 
 namespace {
 
-const std::vector<std::string> kManifestFields = {"name",        "mechanisms", "controls",    "params",  "let",
-                                                  "constraints", "workspaces", "tensor_maps", "launches"};
+const std::vector<std::string> kManifestFields = {"name",     "archs",       "mechanisms", "controls",    "params",
+                                                  "let",      "constraints", "workspaces", "tensor_maps", "launches"};
+// The archs forgek targets (the values of --arch).
+const std::vector<std::string> kArchs = {"sm90", "sm100"};
 const std::vector<std::string> kSwizzles = {"none", "32B", "64B", "128B"};
 const std::vector<std::string> kL2Promotions = {"none", "64B", "128B", "256B"};
 const std::vector<std::string> kOobFills = {"none", "nan"};
@@ -35,6 +40,7 @@ class ManifestReader {
     r_.DuplicateKeys();
     r_.UnknownMembers(root, "", kManifestFields);
     r_.String(root, "", "name", false, &m->name);
+    ReadArchs(root, m);
     ReadMechanisms(root, m);
     ReadParams(root, m);
     ReadControls(root, m);
@@ -74,6 +80,19 @@ class ManifestReader {
       return nullptr;
     }
     return v;
+  }
+
+  void ReadArchs(const Json& root, CandidateManifest* m) {
+    if (!r_.StringList(root, "", "archs", false, &m->archs)) return;
+    if (m->archs.empty()) r_.Error("archs", "name at least one arch (" + JoinNames(kArchs) + "), or leave \"archs\" out");
+    for (size_t i = 0; i < m->archs.size(); ++i) {
+      const std::string& a = m->archs[i];
+      if (std::find(kArchs.begin(), kArchs.end(), a) == kArchs.end())
+        r_.Error(JsonPathIndex("archs", i), "unknown arch '" + a + "'; one of " + JoinNames(kArchs));
+      else if (std::find(m->archs.begin(), m->archs.begin() + static_cast<std::ptrdiff_t>(i), a) !=
+               m->archs.begin() + static_cast<std::ptrdiff_t>(i))
+        r_.Error(JsonPathIndex("archs", i), "arch '" + a + "' appears twice");
+    }
   }
 
   void ReadMechanisms(const Json& root, CandidateManifest* m) {
@@ -141,6 +160,12 @@ class ManifestReader {
       r_.Error("params", "expected an object {\"NAME\": value or [values]}, got " + JsonTypeName(*params));
       return;
     }
+    if (params->size() > kMaxParamsPerCandidate) {
+      r_.Error("params", std::to_string(params->size()) + " params; a candidate may declare at most " +
+                             std::to_string(kMaxParamsPerCandidate));
+      return;
+    }
+    uint64_t instances = 1;
     for (auto it = params->begin(); it != params->end(); ++it) {
       std::string path = JsonPathKey("params", it.key());
       Claim(it.key(), path, "param");
@@ -149,6 +174,11 @@ class ManifestReader {
       if (v.is_array()) {
         if (v.empty()) {
           r_.Error(path, "a param domain needs at least one value");
+          continue;
+        }
+        if (v.size() > kMaxParamDomainValues) {
+          r_.Error(path, "a domain of " + std::to_string(v.size()) + " values; at most " +
+                             std::to_string(kMaxParamDomainValues) + " are allowed");
           continue;
         }
         bool ok = true;
@@ -170,8 +200,12 @@ class ManifestReader {
         if (!r_.Integer(v, path, &x)) continue;
         p.values.push_back(x);
       }
+      instances = instances > kMaxFamilyInstances ? instances : instances * p.values.size();
       m->params.push_back(std::move(p));
     }
+    if (instances > kMaxFamilyInstances)
+      r_.Error("params", "the domains describe more than " + std::to_string(kMaxFamilyInstances) +
+                             " instances (the product of their sizes); split the family or narrow its domains");
   }
 
   void ReadLets(const Json& root, CandidateManifest* m) {
@@ -254,6 +288,11 @@ class ManifestReader {
                                                 : "expected an array of launches, got " + JsonTypeName(*launches));
       return;
     }
+    if (launches->size() > kMaxLaunchesPerCandidate) {
+      r_.Error("launches", std::to_string(launches->size()) + " launches; a candidate may make at most " +
+                               std::to_string(kMaxLaunchesPerCandidate));
+      return;
+    }
     for (size_t i = 0; i < launches->size(); ++i) {
       const Json& l = (*launches)[i];
       std::string path = JsonPathIndex("launches", i);
@@ -317,18 +356,22 @@ bool CandidateManifest::IsFamily() const {
   return std::any_of(params.begin(), params.end(), [](const ParamSpec& p) { return p.values.size() > 1; });
 }
 
+bool CandidateManifest::ForArch(const std::string& arch) const {
+  return archs.empty() || std::find(archs.begin(), archs.end(), arch) != archs.end();
+}
+
+std::string CandidateManifest::ArchsText() const {
+  return archs.empty() ? "every arch" : JoinNames(archs);
+}
+
 bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags) {
   ManifestSpan span;
   if (!FindManifest(path, source, &span, diags)) return false;
   Json root;
-  try {
-    root = Json::parse(source.begin() + static_cast<std::ptrdiff_t>(span.begin),
-                       source.begin() + static_cast<std::ptrdiff_t>(span.end));
-  } catch (const Json::exception& e) {
-    auto* parse = dynamic_cast<const Json::parse_error*>(&e);
-    size_t offset = JsonErrorOffset(source, span.begin, parse ? parse->byte : 0, e.what());
-    TextPosition p = PositionOfOffset(source, std::min(offset, span.end));
-    diags->push_back({path, "", p.line, p.column, "manifest: " + CleanJsonParseError(e.what())});
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(std::string_view(source).substr(span.begin, span.end - span.begin), &root, &parse_error)) {
+    TextPosition p = PositionOfOffset(source, std::min(span.begin + parse_error.offset, span.end));
+    diags->push_back({path, "", p.line, p.column, "manifest: " + parse_error.message});
     return false;
   }
   JsonLocator locator(source, span.begin, span.end);
@@ -344,6 +387,11 @@ bool ParseCandidate(const std::string& path, const std::string& source, Candidat
 }
 
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
+  std::string not_a_file;
+  if (!IsReadableFile(path, &not_a_file)) {
+    diags->push_back({path, "", 0, 0, "cannot read the candidate file: it " + not_a_file});
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     diags->push_back({path, "", 0, 0, "cannot read the candidate file"});

@@ -7,6 +7,7 @@
 #include "core/json_location.h"
 #include "forgek/candidate.h"
 #include "forgek/operator_spec.h"
+#include "forgek/spec_limits.h"
 
 namespace forgek {
 
@@ -154,6 +155,10 @@ class Resolver {
                                              ") is not a multiple of the cluster dimension (" +
                                              std::to_string(r.cluster[d]) + ")");
     Eval(JsonPathKey(path, "smem"), l.smem, 0, std::numeric_limits<int32_t>::max(), &r.smem);
+    if (r.smem > kMaxDynamicSmemBytes)
+      Error(JsonPathKey(path, "smem"), std::to_string(r.smem) + " bytes of dynamic shared memory exceed the " +
+                                           std::to_string(kMaxDynamicSmemBytes) +
+                                           " (227 KiB) a block may opt in to on sm90 and sm100");
     for (size_t a = 0; a < l.args.size(); ++a) r.args.push_back(ResolveArg(JsonPathIndex(JsonPathKey(path, "args"), a), l.args[a]));
     return r;
   }
@@ -234,7 +239,9 @@ bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const 
     }
   }
   for (const auto& [name, value] : params) {
-    bool known = std::any_of(m.params.begin(), m.params.end(), [&](const ParamSpec& p) { return p.name == name; });
+    // An explicit capture: clang 14 (the asan preset) cannot capture a structured binding implicitly.
+    bool known =
+        std::any_of(m.params.begin(), m.params.end(), [&name = name](const ParamSpec& p) { return p.name == name; });
     if (!known) diags->push_back({"", "params", 0, 0, "'" + name + "' is not a param of this candidate"});
   }
   if (diags->size() > first) return false;

@@ -1,6 +1,8 @@
 // Formatting of located errors.
 #include "forgek/diagnostic.h"
 
+#include "forgek/spec_limits.h"
+
 namespace forgek {
 
 std::string Diagnostic::str() const {
@@ -18,7 +20,13 @@ std::string Diagnostic::str() const {
     out += ": ";
   }
   if (!field.empty()) out += field + ": ";
-  out += message;
+  // Input echoed in a message (an expression, a value) is cut: a hostile file gets a short answer.
+  if (message.size() <= kMaxDiagnosticChars) {
+    out += message;
+  } else {
+    out += message.substr(0, kMaxDiagnosticChars) + "... (" + std::to_string(message.size() - kMaxDiagnosticChars) +
+           " more characters cut)";
+  }
   return out;
 }
 

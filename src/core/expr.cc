@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/suggest.h"
+#include "forgek/spec_limits.h"
 
 namespace forgek {
 
@@ -88,6 +89,9 @@ class Parser {
   Parser(const std::string& text, Diagnostic* diag) : text_(text), diag_(diag) {}
 
   std::unique_ptr<Node> ParseAll() {
+    if (text_.size() > kMaxExpressionChars)
+      return Fail(0, "an expression of " + std::to_string(text_.size()) + " characters; at most " +
+                         std::to_string(kMaxExpressionChars) + " are allowed");
     SkipSpace();
     if (pos_ == text_.size()) return Fail(pos_, "empty expression");
     std::unique_ptr<Node> root = ParseOr();

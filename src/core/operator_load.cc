@@ -10,9 +10,11 @@
 #include <sstream>
 
 #include "core/json_fields.h"
+#include "core/json_parse.h"
 #include "core/suggest.h"
 #include "forgek/operator_spec.h"
 #include "forgek/partition.h"
+#include "forgek/paths.h"
 
 namespace forgek {
 
@@ -507,6 +509,11 @@ class OperatorLoader {
 
 bool LoadOperator(const std::string& dir, OperatorSpec* out, Diagnostics* diags) {
   std::string file = (fs::path(dir) / "operator.json").string();
+  std::string not_a_file;
+  if (!IsReadableFile(file, &not_a_file)) {
+    diags->push_back({file, "", 0, 0, "cannot read the operator definition: it " + not_a_file});
+    return false;
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     diags->push_back({file, "", 0, 0, "cannot read the file (an operator folder holds operator.json)"});
@@ -516,13 +523,10 @@ bool LoadOperator(const std::string& dir, OperatorSpec* out, Diagnostics* diags)
   buffer << in.rdbuf();
   std::string text = buffer.str();
   Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::exception& e) {
-    // parse_error has a byte offset; out_of_range (a number too large) has none.
-    auto* parse = dynamic_cast<const Json::parse_error*>(&e);
-    TextPosition p = PositionOfOffset(text, JsonErrorOffset(text, 0, parse ? parse->byte : 0, e.what()));
-    diags->push_back({file, "", p.line, p.column, CleanJsonParseError(e.what())});
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(text, &root, &parse_error)) {
+    TextPosition p = PositionOfOffset(text, parse_error.offset);
+    diags->push_back({file, "", p.line, p.column, parse_error.message});
     return false;
   }
   JsonLocator locator(text, 0, text.size());

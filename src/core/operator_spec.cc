@@ -1,12 +1,15 @@
 // Operator lookups: configs and tensors of a loaded spec, operator folders, names and aliases.
 #include "forgek/operator_spec.h"
+#include "forgek/paths.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "core/suggest.h"
 
 namespace forgek {
@@ -48,7 +51,8 @@ std::vector<std::string> ListOperatorDirs(const std::string& root) {
   std::error_code ec;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code ec2;
-    if (it->is_directory(ec2) && fs::is_regular_file(it->path() / "operator.json", ec2))
+    // Any operator.json counts, even one that is not a file: loading it then says what it is.
+    if (it->is_directory(ec2) && fs::exists(fs::symlink_status(it->path() / "operator.json", ec2)))
       dirs.push_back(it->path().string());
   }
   std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
@@ -61,9 +65,15 @@ namespace {
 
 // The aliases an operator.json declares, read leniently: a broken file has none.
 std::vector<std::string> ReadAliases(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "operator.json");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string why;
+  if (!IsReadableFile((fs::path(dir) / "operator.json").string(), &why)) return {};  // a FIFO would block
+  std::ifstream in(fs::path(dir) / "operator.json", std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  JsonParseError ignored;
   std::vector<std::string> out;
+  if (!ParseJsonLimited(text.str(), &j, &ignored)) return out;
   if (!j.is_object() || !j.contains("aliases") || !j["aliases"].is_array()) return out;
   for (const auto& a : j["aliases"])
     if (a.is_string()) out.push_back(a.get<std::string>());

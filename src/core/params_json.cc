@@ -3,12 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
+
 namespace forgek {
 
 bool ParseParamsJson(const std::string& text, ParamAssignment* out, std::string* err) {
-  nlohmann::json j = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(text.empty() ? "{}" : text);
   if (!j.is_object()) {
-    *err = "params are not a JSON object: " + text;
+    *err = "params are not a JSON object: " + text.substr(0, 200) + (text.size() > 200 ? " ..." : "");
     return false;
   }
   out->clear();
@@ -25,7 +27,7 @@ bool ParseParamsJson(const std::string& text, ParamAssignment* out, std::string*
 ParamAssignment IntegerParamsOf(const std::string& text) {
   ParamAssignment out;
   if (text.empty()) return out;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(text);
   if (!j.is_object()) return out;
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.value().is_number_integer()) out[it.key()] = it.value().get<int64_t>();

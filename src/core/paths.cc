@@ -26,6 +26,27 @@ std::string HomeDir() { return EnvOr("HOME", "/tmp"); }
 
 }  // namespace
 
+bool IsReadableFile(const std::string& path, std::string* why) {
+  std::error_code ec;
+  fs::file_status link = fs::symlink_status(path, ec);
+  if (!fs::exists(link)) {
+    *why = "does not exist";
+    return false;
+  }
+  fs::file_status target = fs::status(path, ec);
+  if (fs::is_symlink(link) && !fs::exists(target)) {
+    *why = "is a link to a missing file (" + fs::read_symlink(path, ec).string() + ")";
+    return false;
+  }
+  if (fs::is_regular_file(target)) return true;
+  if (fs::is_directory(target)) *why = "is a folder, not a file";
+  else if (fs::is_fifo(target)) *why = "is a FIFO, not a regular file";
+  else if (fs::is_socket(target)) *why = "is a socket, not a regular file";
+  else if (fs::is_block_file(target) || fs::is_character_file(target)) *why = "is a device, not a regular file";
+  else *why = "is not a regular file";
+  return false;
+}
+
 std::string SelfExecutablePath() {
   std::error_code ec;
   fs::path p = fs::read_symlink("/proc/self/exe", ec);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -246,8 +247,8 @@ WorkerClient::Reply WorkerClient::Call(const std::string& type, const nlohmann::
       continue;
     }
     if (msg["type"] == "progress") {
-      step = msg.value("step", std::string("a step"));
-      step_budget = deadline_s + msg.value("budget_s", 0.0);
+      step = StringField(msg, "step", "a step");
+      step_budget = deadline_s + std::max(0.0, NumberField(msg, "budget_s", 0.0));
       continue;
     }
     if (msg["type"] != "reply") {

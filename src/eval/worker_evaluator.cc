@@ -42,11 +42,13 @@ bool EvalFormula(const std::string& text, const char* field, const OperatorSpec&
   return true;
 }
 
-bool ReplyOk(const WorkerClient::Reply& r) { return r.status == WorkerClient::Status::ok && r.body.value("ok", false); }
+bool ReplyOk(const WorkerClient::Reply& r) {
+  return r.status == WorkerClient::Status::ok && BoolField(r.body, "ok", false);
+}
 
 std::string CallFailure(const WorkerClient::Reply& r) {
   if (r.status != WorkerClient::Status::ok) return r.detail;
-  return r.body.value("error", std::string("worker refused the request"));
+  return StringField(r.body, "error", "worker refused the request");
 }
 
 }  // namespace
@@ -190,8 +192,8 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     EvaluateReply reply;
     Outcome malformed = Outcome::crash;  // a reply that breaks the protocol counts as a protocol_error
     WorkerFailure(WorkerClient::Status::protocol_error, "", &malformed);
-    if (!r.body.value("ok", false) && !r.body.contains("status"))
-      return finish(malformed, where + ": worker error: " + r.body.value("error", std::string("?")));
+    if (!BoolField(r.body, "ok", false) && !r.body.contains("status"))
+      return finish(malformed, where + ": worker error: " + StringField(r.body, "error", "?"));
     if (!FromJson(r.body, &reply, &err)) return finish(malformed, where + ": malformed worker reply: " + err);
     std::string who = reply.failed_kernel.empty() ? "" : " (" + reply.failed_kernel + ")";
     if (WorkerFailure(r.status, reply.status, &failed)) {
@@ -264,7 +266,7 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     if (r.status != WorkerClient::Status::ok) return *err = where + ": " + r.detail, false;
     ProfileReply reply;
     if (!r.body.contains("status"))
-      return *err = where + ": worker error: " + r.body.value("error", std::string("?")), false;
+      return *err = where + ": worker error: " + StringField(r.body, "error", "?"), false;
     if (!FromJson(r.body, &reply, err)) return *err = where + ": malformed worker reply: " + *err, false;
     Outcome failed = Outcome::crash;
     if (WorkerFailure(r.status, reply.status, &failed)) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/knowledge.h"
 #include "forgek/paths.h"
 
@@ -36,7 +37,7 @@ bool ParseFile(const fs::path& p, json* out, Diagnostics* diags) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
-  *out = json::parse(ss.str(), nullptr, false);
+  *out = ParseJsonLenient(ss.str());
   if (out->is_discarded()) {
     diags->push_back({p.string(), "", 0, 0, "not valid JSON"});
     return false;

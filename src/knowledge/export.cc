@@ -1,9 +1,12 @@
 // JSON export and import of a whole store, and merging another store file.
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/store_io.h"
+#include "knowledge/import_check.h"
 #include "knowledge/sql.h"
 #include "knowledge/store_internal.h"
 
@@ -28,12 +31,13 @@ constexpr TableSpec kTables[] = {
     {"exchanges", "id"},
 };
 
-bool Columns(sqlite3* db, const std::string& table, std::vector<std::string>* cols, std::string* err) {
+bool Columns(sqlite3* db, const std::string& table, std::map<std::string, store_detail::ColumnInfo>* cols,
+             std::string* err) {
   sql::Stmt s(db, ("PRAGMA table_info(" + table + ")").c_str());
   for (bool row = true;;) {
     if (!s.Step(&row, err)) return false;
     if (!row) return true;
-    cols->push_back(s.Text(1));
+    (*cols)[s.Text(1)] = {s.Text(1), s.Text(2), s.Int(3) != 0};
   }
 }
 
@@ -71,16 +75,21 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
   ImportStats local;
   ImportStats& st = stats ? *stats : local;
   st = ImportStats{};
-  json doc = json::parse(json_text, nullptr, false);
   auto fail = [&](const std::string& field, const std::string& why) {
     if (err) *err = origin + ": " + (field.empty() ? "" : field + ": ") + why;
     return false;
   };
-  if (doc.is_discarded() || !doc.is_object()) return fail("", "not a JSON object");
-  if (doc.value("format", "") != kFormat) return fail("format", std::string("expected \"") + kFormat + "\"");
+  json doc;
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(json_text, &doc, &parse_error))
+    return fail("", parse_error.message + " (at byte " + std::to_string(parse_error.offset) +
+                        "); nothing was imported");
+  if (!doc.is_object()) return fail("", "not a JSON object");
+  if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kFormat)
+    return fail("format", std::string("expected \"") + kFormat + "\"");
   if (!doc.contains("schema") || !doc["schema"].is_number_integer()) return fail("schema", "expected an integer");
-  if (doc["schema"].get<int>() > Store::CurrentSchemaVersion())
-    return fail("schema", "written by a newer forgek (schema " + std::to_string(doc["schema"].get<int>()) +
+  if (doc["schema"].get<int64_t>() > Store::CurrentSchemaVersion())
+    return fail("schema", "written by a newer forgek (schema " + std::to_string(doc["schema"].get<int64_t>()) +
                               " > " + std::to_string(Store::CurrentSchemaVersion()) + ")");
   std::set<std::string> known;
   for (const auto& t : kTables) known.insert(t.name);
@@ -99,9 +108,8 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
             *e = std::string(t.name) + ": expected an array of rows";
             return false;
           }
-          std::vector<std::string> cols;
+          std::map<std::string, store_detail::ColumnInfo> cols;
           if (!Columns(store.handle(), t.name, &cols, e)) return false;
-          std::set<std::string> colset(cols.begin(), cols.end());
           for (size_t i = 0; i < rows.size(); ++i) {
             std::string where = std::string(t.name) + "[" + std::to_string(i) + "]";
             const json& r = rows[i];
@@ -112,12 +120,14 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
             std::string names, marks;
             std::vector<const json*> values;
             for (auto c = r.begin(); c != r.end(); ++c) {
-              if (!colset.count(c.key())) {
+              auto col = cols.find(c.key());
+              if (col == cols.end()) {
                 *e = where + "." + c.key() + ": unknown field";
                 return false;
               }
-              if (c->is_object() || c->is_array()) {
-                *e = where + "." + c.key() + ": expected a string, number or null";
+              std::string why;
+              if (!store_detail::CheckImportValue(t.name, col->second, *c, &why)) {
+                *e = where + "." + c.key() + ": " + why;
                 return false;
               }
               names += (names.empty() ? "" : ", ") + c.key();

@@ -3,9 +3,52 @@
 
 namespace forgek::sql {
 
+const char* ErrorKind(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_CANTOPEN:
+      return "not writable";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "locked";
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return "corrupt";
+    case SQLITE_FULL:
+      return "full";
+    case SQLITE_IOERR:
+      return "unreadable";
+    default:
+      return nullptr;
+  }
+}
+
+std::string StoreNote(sqlite3* db, int rc) {
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  std::string where = file && *file ? std::string(file) : std::string("(in memory)");
+  const char* kind = ErrorKind(rc);
+  if (!kind) return " (knowledge store " + where + ")";
+  std::string k = kind;
+  if (k == "not writable")
+    return " (knowledge store " + where + " is not writable: check the permissions of the file and of its folder, "
+           "which must hold the -wal and -shm files)";
+  if (k == "locked") return " (knowledge store " + where + " is locked by another process; try again when it ends)";
+  if (k == "corrupt") return " (knowledge store " + where + " is corrupt)";
+  if (k == "full") return " (knowledge store " + where + ": the disk is full)";
+  return " (knowledge store " + where + ": an I/O error reading or writing the file)";
+}
+
+std::string DescribeError(sqlite3* db, int rc) {
+  int code = sqlite3_extended_errcode(db);
+  return std::string("SQL error: ") + sqlite3_errmsg(db) + StoreNote(db, code != SQLITE_OK ? code : rc);
+}
+
 Stmt::Stmt(sqlite3* db, const char* text) : db_(db), text_(text) {
   if (sqlite3_prepare_v2(db, text, -1, &stmt_, nullptr) != SQLITE_OK) {
     prepare_error_ = sqlite3_errmsg(db);
+    prepare_rc_ = sqlite3_extended_errcode(db);
     stmt_ = nullptr;
   }
 }
@@ -35,7 +78,7 @@ Stmt& Stmt::BindNull(int i) {
 
 bool Stmt::Step(bool* row, std::string* err) {
   if (!stmt_) {
-    if (err) *err = "SQL error: " + prepare_error_ + " in: " + text_;
+    if (err) *err = "SQL error: " + prepare_error_ + " in: " + text_ + StoreNote(db_, prepare_rc_);
     return false;
   }
   if (bind_rc_ != SQLITE_OK) {
@@ -49,7 +92,7 @@ bool Stmt::Step(bool* row, std::string* err) {
   }
   *row = false;
   if (rc == SQLITE_DONE) return true;
-  if (err) *err = std::string("SQL error: ") + sqlite3_errmsg(db_);
+  if (err) *err = DescribeError(db_, rc);
   return false;
 }
 
@@ -76,8 +119,8 @@ std::string Stmt::ColumnName(int col) const { return sqlite3_column_name(stmt_, 
 
 bool Exec(sqlite3* db, const std::string& text, std::string* err) {
   char* msg = nullptr;
-  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
-    if (err) *err = std::string("SQL error: ") + (msg ? msg : sqlite3_errmsg(db));
+  if (int rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, &msg); rc != SQLITE_OK) {
+    if (err) *err = std::string("SQL error: ") + (msg ? msg : sqlite3_errmsg(db)) + StoreNote(db, rc);
     sqlite3_free(msg);
     return false;
   }

@@ -8,6 +8,14 @@
 
 namespace forgek::sql {
 
+// What kind of failure an SQLite result code is: "not writable", "locked", "corrupt", "full",
+// "unreadable", or nullptr for other errors (a bad statement, a constraint).
+const char* ErrorKind(int rc);
+// " (knowledge store PATH is locked by ...)": the store's path and, where the code tells, the kind.
+std::string StoreNote(sqlite3* db, int rc);
+// "SQL error: <sqlite message> (knowledge store PATH ...)" for the last error on `db`.
+std::string DescribeError(sqlite3* db, int rc);
+
 // One prepared statement. Bind indexes are 1-based, column indexes 0-based (as in SQLite).
 class Stmt {
  public:
@@ -40,6 +48,7 @@ class Stmt {
   sqlite3_stmt* stmt_ = nullptr;
   std::string text_;
   std::string prepare_error_;
+  int prepare_rc_ = SQLITE_OK;
   int bind_rc_ = SQLITE_OK;
 };
 

@@ -37,6 +37,20 @@ bool PragmaInt(sqlite3* db, const char* pragma, int64_t* v, std::string* err) {
   return true;
 }
 
+// Why a store that opened cannot be read: a folder or file it may not write (WAL needs the -shm
+// file beside it), a lock held by another process, or damage.
+std::string UnreadableStore(sqlite3* db, const std::string& path) {
+  std::string why = sqlite3_errmsg(db);
+  const char* kind = sql::ErrorKind(sqlite3_extended_errcode(db));
+  std::string k = kind ? kind : "";
+  if (k == "not writable")
+    return "cannot read knowledge store " + path + ": the file or its folder is not writable by this user (a store "
+           "needs its folder writable for the -wal and -shm files): " + why;
+  if (k == "locked") return "knowledge store " + path + " is locked by another process: " + why;
+  if (k == "unreadable" || k == "full") return "cannot read knowledge store " + path + " (I/O error): " + why;
+  return "knowledge store " + path + " is corrupt or not a store: " + why;
+}
+
 }  // namespace
 
 std::string NowIso8601() {
@@ -97,7 +111,7 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
     bool row = false;
     if (!PragmaInt(db_, "PRAGMA application_id", &app_id, &why) || !PragmaInt(db_, "PRAGMA user_version", &version, &why) ||
         !count.Step(&row, &why))
-      return fail("cannot read knowledge store " + path + " (corrupt or not a store?): " + why);
+      return fail(UnreadableStore(db_, path));
     tables = count.Int(0);
   }
   if ((app_id != 0 && app_id != schema::kApplicationId) || (app_id == 0 && (version != 0 || tables != 0)))
@@ -109,7 +123,7 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
   {
     sql::Stmt check(db_, "PRAGMA quick_check");
     bool row = false;
-    if (!check.Step(&row, &why)) return fail("knowledge store " + path + " is corrupt: " + why);
+    if (!check.Step(&row, &why)) return fail(UnreadableStore(db_, path));
     if (row && check.Text(0) != "ok")
       return fail("knowledge store " + path + " is corrupt: " + check.Text(0) + "; it was left untouched");
   }

@@ -1,4 +1,5 @@
 // Store: devices (with calibrated peaks), operators and the mechanism catalogue.
+#include "core/json_parse.h"
 #include "forgek/store.h"
 #include "knowledge/sql.h"
 #include "knowledge/store_internal.h"
@@ -18,7 +19,7 @@ DeviceRecord ReadDevice(const sql::Stmt& s) {
   d.memory_bytes = s.Int(4);
   d.driver = s.Text(5);
   // A peaks_json that does not parse leaves the peaks unknown, as an empty one does.
-  nlohmann::json peaks = nlohmann::json::parse(s.Text(6), nullptr, false);
+  nlohmann::json peaks = ParseJsonLenient(s.Text(6));
   std::string err;
   if (!peaks.is_discarded()) FromJson(peaks, &d.peaks, &err);
   d.calibrated = s.Int(7) != 0;

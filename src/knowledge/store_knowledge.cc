@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/knowledge.h"
 #include "forgek/store.h"
 #include "knowledge/sql.h"
@@ -157,7 +158,7 @@ bool Store::ListProfiles(const std::string& operator_name, const std::string& ar
     p.operator_name = s.Text(1);
     p.arch = s.Text(2);
     p.subject = s.Text(3);
-    auto j = nlohmann::json::parse(s.Text(4), nullptr, false);
+    auto j = ParseJsonLenient(s.Text(4));
     if (!ProfileFromJson(j, &p.profile, err)) return false;
     p.created_at = s.Text(5);
     out->push_back(std::move(p));

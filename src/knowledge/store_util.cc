@@ -1,6 +1,7 @@
 // Ids, content hashes and JSON conversions shared by the store's files.
 #include <random>
 
+#include "core/json_parse.h"
 #include "forgek/hash.h"
 #include "knowledge/store_internal.h"
 
@@ -32,7 +33,7 @@ std::string ToJson(const std::vector<std::string>& v) { return json(v).dump(); }
 std::string ToJson(const std::map<std::string, double>& m) { return json(m).dump(); }
 
 std::vector<std::string> StringsFromJson(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJsonLenient(text);
   std::vector<std::string> out;
   if (j.is_array())
     for (const auto& e : j)
@@ -41,7 +42,7 @@ std::vector<std::string> StringsFromJson(const std::string& text) {
 }
 
 std::map<std::string, double> NumbersFromJson(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
+  json j = ParseJsonLenient(text);
   std::map<std::string, double> out;
   if (j.is_object())
     for (auto it = j.begin(); it != j.end(); ++it)

@@ -1,4 +1,5 @@
 // JSON encoding of the worker protocol (include/forgek/worker_protocol.h).
+#include "core/json_parse.h"
 #include "forgek/worker_protocol.h"
 
 #include <array>
@@ -223,10 +224,27 @@ int64_t WireTensor::bytes() const { return elements() * DTypeBytes(dtype); }
 
 std::string EncodeLine(const json& message) { return message.dump() + "\n"; }
 
+bool BoolField(const json& message, const char* key, bool fallback) {
+  auto it = message.is_object() ? message.find(key) : message.end();
+  return message.is_object() && it != message.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+double NumberField(const json& message, const char* key, double fallback) {
+  auto it = message.is_object() ? message.find(key) : message.end();
+  return message.is_object() && it != message.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string StringField(const json& message, const char* key, const std::string& fallback) {
+  auto it = message.is_object() ? message.find(key) : message.end();
+  return message.is_object() && it != message.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 bool DecodeMessageLine(const std::string& line, json* out, std::string* err) {
-  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    *err = "not JSON: " + line.substr(0, 120);
+  json j;
+  JsonParseError parse_error;
+  if (!ParseJsonLimited(line, &j, &parse_error)) {
+    *err = "not JSON (" + parse_error.message + " at byte " + std::to_string(parse_error.offset) +
+           "): " + line.substr(0, 120);
     return false;
   }
   if (!j.is_object()) {

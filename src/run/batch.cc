@@ -1,4 +1,5 @@
 // The batch scheduler: a queue of operators, a set of GPUs, one run per free GPU.
+#include "core/json_parse.h"
 #include "forgek/batch.h"
 
 #include <chrono>
@@ -96,7 +97,7 @@ struct Parsed {
 
 Parsed ParseSummary(const std::string& output) {
   Parsed p;
-  nlohmann::json j = nlohmann::json::parse(output, nullptr, false);
+  nlohmann::json j = ParseJsonLenient(output);
   if (!j.is_object()) return p;
   p.attempts = j.value("attempts", 0);
   if (j.contains("best") && j["best"].is_object()) p.best = j["best"].value("speedup", 0.0);
@@ -134,7 +135,7 @@ std::string BatchSummaryText(const std::vector<BatchRunResult>& results, double 
 std::string BatchSummaryJson(const std::vector<BatchRunResult>& results, double wall_s) {
   nlohmann::json runs = nlohmann::json::array();
   for (const BatchRunResult& r : results) {
-    nlohmann::json summary = nlohmann::json::parse(r.output, nullptr, false);
+    nlohmann::json summary = ParseJsonLenient(r.output);
     runs.push_back({{"operator", r.op},
                     {"gpu", r.gpu},
                     {"exit_code", r.exit_code},

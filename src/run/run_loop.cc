@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,13 +52,20 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
         if (failed || next >= proposals.size() || stop()) return;
         i = next++;
       }
-      CompileResult compiled = compiles[i].get();
-      RunState::Evaluated e = state.EvaluateProposal(proposals[i], compiled, evaluator);
-      std::lock_guard<std::mutex> lock(mu);
-      std::string commit_err;
-      if (!failed && !state.Commit(e, &commit_err)) {
+      // An exception must not escape a thread (that ends the process): it fails the batch.
+      try {
+        CompileResult compiled = compiles[i].get();
+        RunState::Evaluated e = state.EvaluateProposal(proposals[i], compiled, evaluator);
+        std::lock_guard<std::mutex> lock(mu);
+        std::string commit_err;
+        if (!failed && !state.Commit(e, &commit_err)) {
+          failed = true;
+          first_error = commit_err;
+        }
+      } catch (const std::exception& ex) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed) first_error = std::string("internal error: ") + ex.what();
         failed = true;
-        first_error = commit_err;
       }
     }
   };
@@ -68,6 +76,49 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
   for (size_t i = next; i < compiles.size(); ++i) compiles[i].wait();
   if (failed) *err = first_error;
   return !failed;
+}
+
+// The loop proper: proposals come in batches; each batch compiles on the pool while the GPU
+// evaluates the batch's earlier members. False with *err when the run cannot go on.
+bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSummary* summary,
+          Clock::time_point start, std::string* err) {
+  while (true) {
+    std::string stop = state.BudgetSpent(Seconds(start));
+    if (!stop.empty()) {
+      summary->stop_reason = stop;
+      return true;
+    }
+    ProposalContext ctx = state.Context();
+    ctx.max_candidates = std::max(1, std::min(opts.batch, state.AttemptsLeft()));
+    std::vector<Proposal> proposals;
+    std::string agent_err;
+    if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
+      // An agent cut short by the run's own end (its --time budget, Ctrl-C) did not fail.
+      std::string budget = state.BudgetSpent(Seconds(start));
+      if (!budget.empty()) {
+        spdlog::info("agent {} stopped by the run's end ({}): {}", services.agent->Name(), budget, agent_err);
+        summary->stop_reason = budget;
+        return true;
+      }
+      spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
+      summary->stop_reason = "agent: " + agent_err;
+      return true;
+    }
+    if (proposals.empty()) {
+      summary->stop_reason = "exhausted";
+      return true;
+    }
+    std::vector<std::future<CompileResult>> compiles;
+    for (const Proposal& p : proposals) {
+      CompileRequest req;
+      req.name = p.candidate.path.empty() ? "candidate.cu" : std::filesystem::path(p.candidate.path).filename().string();
+      req.source = p.candidate.source;
+      req.arch = opts.arch;
+      req.options = ParamDefines(p.params);
+      compiles.push_back(services.compiler->Submit(std::move(req)));
+    }
+    if (!EvaluateBatch(proposals, compiles, state, services, start, err)) return false;
+  }
 }
 
 }  // namespace
@@ -83,45 +134,39 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
     return false;
   }
   RunState state(op, opts, services, summary);
-  if (!state.Begin(err)) return false;
   Clock::time_point start = Clock::now();
-
-  // The loop proper: proposals come in batches; each batch compiles on the pool while the GPU
-  // evaluates the batch's earlier members.
-  while (true) {
-    std::string stop = state.BudgetSpent(Seconds(start));
-    if (!stop.empty()) {
-      summary->stop_reason = stop;
-      break;
-    }
-    ProposalContext ctx = state.Context();
-    ctx.max_candidates = std::max(1, std::min(opts.batch, state.AttemptsLeft()));
-    std::vector<Proposal> proposals;
-    std::string agent_err;
-    if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
-      spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
-      summary->stop_reason = "agent: " + agent_err;
-      break;
-    }
-    if (proposals.empty()) {
-      summary->stop_reason = "exhausted";
-      break;
-    }
-    std::vector<std::future<CompileResult>> compiles;
-    for (const Proposal& p : proposals) {
-      CompileRequest req;
-      req.name = p.candidate.path.empty() ? "candidate.cu" : std::filesystem::path(p.candidate.path).filename().string();
-      req.source = p.candidate.source;
-      req.arch = opts.arch;
-      req.options = ParamDefines(p.params);
-      compiles.push_back(services.compiler->Submit(std::move(req)));
-    }
-    if (!EvaluateBatch(proposals, compiles, state, services, start, err)) return false;
+  if (services.budget_ends) {
+    services.budget_ends(opts.time_s > 0 ? std::optional<Clock::time_point>(
+                                               start + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(opts.time_s)))
+                                         : std::nullopt);
   }
-  if (services.stop_requested && services.stop_requested()) summary->stop_reason = "interrupted";
+  bool ok = false;
+  try {
+    ok = state.Begin(err) && Loop(opts, services, state, summary, start, err);
+  } catch (const std::exception& e) {
+    *err = std::string("internal error: ") + e.what();
+  }
   summary->wall_s = Seconds(start);
   summary->candidates_per_minute = summary->wall_s > 0 ? summary->attempts / (summary->wall_s / 60.0) : 0;
-  return state.Finish(err);
+  if (ok) {
+    if (services.stop_requested && services.stop_requested()) summary->stop_reason = "interrupted";
+    try {
+      if (state.Finish(err)) return true;
+    } catch (const std::exception& e) {
+      *err = std::string("internal error: ") + e.what();
+    }
+  }
+  // Whatever ended the run, its record says so: never left `running`.
+  std::string reason = *err;
+  if (summary->run_id.empty()) return false;
+  std::string close_err;
+  try {
+    if (!state.Fail(reason, &close_err)) *err = reason + "; " + close_err;
+  } catch (const std::exception& e) {
+    *err = reason + "; the run could not be recorded as failed: " + e.what();
+  }
+  return false;
 }
 
 }  // namespace forgek

@@ -26,16 +26,21 @@ std::string Fmt3(double v) {
   return buf;
 }
 
-std::vector<Candidate> LoadFamilies(const OperatorSpec& op, std::vector<DegradedStage>* degraded) {
+// The families of `op` written for `arch`; the others are skipped with a note (a family that does
+// not load degrades the run).
+std::vector<Candidate> LoadFamilies(const OperatorSpec& op, const std::string& arch,
+                                    std::vector<DegradedStage>* degraded) {
   std::vector<Candidate> families;
   for (const std::string& rel : op.families) {
     Candidate c;
     Diagnostics diags;
     std::string path = (std::filesystem::path(op.dir) / rel).string();
-    if (LoadCandidateFile(path, &c, &diags))
-      families.push_back(std::move(c));
-    else
+    if (!LoadCandidateFile(path, &c, &diags))
       degraded->push_back({"families", "family " + rel + " skipped: " + FormatDiagnostics(diags)});
+    else if (!c.manifest.ForArch(arch))
+      spdlog::info("family {} skipped: it is for {}, not {}", rel, c.manifest.ArchsText(), arch);
+    else
+      families.push_back(std::move(c));
   }
   return families;
 }
@@ -53,7 +58,7 @@ bool RunState::Begin(std::string* err) {
   summary_->arch = opts_.arch;
   summary_->agent = services_.agent->Name();
   std::vector<DegradedStage> skipped;
-  families_ = LoadFamilies(op_, &skipped);
+  families_ = LoadFamilies(op_, opts_.arch, &skipped);
   for (const DegradedStage& d : skipped) Degrade(d.stage, d.reason);
   if (families_.empty() && !op_.seed.empty()) {
     // An operator without families still gets a search of one: its seed (fixed params), so a run
@@ -61,7 +66,10 @@ bool RunState::Begin(std::string* err) {
     Candidate seed;
     Diagnostics diags;
     std::string path = (std::filesystem::path(op_.dir) / op_.seed).string();
-    if (LoadCandidateFile(path, &seed, &diags)) {
+    bool loaded = LoadCandidateFile(path, &seed, &diags);
+    if (loaded && !seed.manifest.ForArch(opts_.arch)) {
+      spdlog::info("seed {} skipped: it is for {}, not {}", op_.seed, seed.manifest.ArchsText(), opts_.arch);
+    } else if (loaded) {
       spdlog::info("{} declares no families: the seed {} is the only candidate", op_.name, op_.seed);
       families_.push_back(std::move(seed));
     } else {
@@ -470,6 +478,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
   if (!compiled.ok) {
     a.outcome = Outcome::compile_error;
     a.feedback = compiled.timed_out ? "compile timed out: " + compiled.Summary() : compiled.Summary();
+    ShowCompileFailure(a, compiled);
   } else if (!evaluated) {
     // Not evaluated (--compile-only): compiled, never timed, no evidence about speed.
     a.outcome = Outcome::compiled;
@@ -510,15 +519,41 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
 
 void RunState::Progress(const AttemptSummary& a) {
   if (!services_.progress) return;
-  double best = have_best_ ? best_.result.geomean_speedup : 0;
   std::string counts;
   for (const auto& [name, n] : summary_->outcomes) counts += " " + name + "=" + std::to_string(n);
-  char line[512];
-  std::snprintf(line, sizeof line, "attempt %d%s | %s%s | best %.3fx vs incumbent | %s", summary_->attempts,
-                opts_.iterations > 0 ? ("/" + std::to_string(opts_.iterations)).c_str() : "",
-                OutcomeName(a.outcome), Timed(a.outcome) && !opts_.compile_only ? (" " + Fmt3(a.geomean_speedup) + "x").c_str() : "",
-                best, counts.c_str() + (counts.empty() ? 0 : 1));
+  std::string line = "attempt " + std::to_string(summary_->attempts) +
+                     (opts_.iterations > 0 ? "/" + std::to_string(opts_.iterations) : "") + " | " + OutcomeName(a.outcome);
+  // A compile-only run times nothing: no speedup, no best, only what compiled.
+  if (!opts_.compile_only) {
+    if (Timed(a.outcome)) line += " " + Fmt3(a.geomean_speedup) + "x";
+    line += " | best " + Fmt3(have_best_ ? best_.result.geomean_speedup : 0) + "x vs incumbent";
+  }
+  line += " |" + counts;
   services_.progress(line);
+}
+
+// The compiler's words for a candidate that did not compile: the first lines at normal
+// verbosity, the whole log with -v.
+void RunState::ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const {
+  constexpr size_t kLinesShown = 8;
+  std::string text = compiled.log.empty() ? compiled.Summary() : compiled.log;
+  std::string head;
+  size_t lines = 0, at = 0;
+  while (at < text.size() && lines < kLinesShown) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    head += "\n  " + text.substr(at, end - at);
+    at = end + 1;
+    ++lines;
+  }
+  std::string who = "attempt " + std::to_string(summary_->attempts + 1) + " (" +
+                    (a.family.empty() ? std::string("free-form") : a.family) + ")";
+  if (at < text.size()) {
+    spdlog::warn("{} did not compile:{}\n  ... (-v shows the whole compiler log)", who, head);
+    spdlog::debug("{}: the whole compiler log:\n{}", who, text);
+  } else {
+    spdlog::warn("{} did not compile:{}", who, head);
+  }
 }
 
 void RunState::Degrade(const std::string& stage, const std::string& reason) {
@@ -634,16 +669,29 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   return true;
 }
 
+void RunState::FillBest() {
+  if (!have_best_) return;
+  summary_->best_speedup = best_.result.geomean_speedup;
+  summary_->best_iteration = best_.iteration;
+  summary_->best_candidate_hash = best_.hash;
+  summary_->best_family = best_.proposal.family;
+  summary_->best_params = best_.proposal.params;
+  FillConfigComparisons(best_.result);
+}
+
+bool RunState::CloseRun(const std::string& status, std::string* err) {
+  summary_->status = status;
+  if (!services_.store || run_id_.empty()) return true;
+  nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
+                      {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
+                      {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
+  if (!summary_->error.empty()) j["error"] = summary_->error;
+  return services_.store->FinishRun(run_id_, status, j.dump(), err);
+}
+
 bool RunState::Finish(std::string* err) {
   if (summary_->stop_reason.empty()) summary_->stop_reason = "iterations";
-  if (have_best_) {
-    summary_->best_speedup = best_.result.geomean_speedup;
-    summary_->best_iteration = best_.iteration;
-    summary_->best_candidate_hash = best_.hash;
-    summary_->best_family = best_.proposal.family;
-    summary_->best_params = best_.proposal.params;
-    FillConfigComparisons(best_.result);
-  }
+  FillBest();
   if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
       summary_->stop_reason != "interrupted") {
     std::map<std::string, double> best_metrics;
@@ -660,14 +708,19 @@ bool RunState::Finish(std::string* err) {
   } else if (!SealBest(err)) {
     return false;
   }
-  if (services_.store && !run_id_.empty()) {
-    nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
-                        {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
-                        {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
-    std::string status = summary_->stop_reason == "interrupted" ? "interrupted" : "finished";
-    if (!services_.store->FinishRun(run_id_, status, j.dump(), err)) return false;
-  }
-  return true;
+  return CloseRun(summary_->stop_reason == "interrupted" ? "interrupted" : "finished", err);
+}
+
+bool RunState::Fail(const std::string& reason, std::string* err) {
+  summary_->stop_reason = "error";
+  summary_->error = reason;
+  FillBest();
+  if (summary_->seal_id.empty()) summary_->seal_reason = "not sealed: the run failed";
+  if (CloseRun("failed", err)) return true;
+  summary_->status = "running";
+  *err = "run " + run_id_ + " could not be recorded as failed (" + *err + "); it stays 'running' in " +
+         services_.store->path() + " and continues with --resume " + run_id_;
+  return false;
 }
 
 }  // namespace forgek

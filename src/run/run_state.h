@@ -40,6 +40,9 @@ class RunState {
   bool Attempt(const Proposal& proposal, const CompileResult& compiled, std::string* err);
   // Confirms and seals the best candidate when it qualifies; fills the summary; closes the run.
   bool Finish(std::string* err);
+  // Ends a run that cannot go on: the summary says what it did, the store records it `failed`
+  // with `reason`. False (with why in *err) when the store refuses even that write.
+  bool Fail(const std::string& reason, std::string* err);
 
  private:
   struct Best {
@@ -72,6 +75,9 @@ class RunState {
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
+  void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;
+  void FillBest();
+  bool CloseRun(const std::string& status, std::string* err);
   // A stage that goes on without its input: logged, and said in the summary (once per reason).
   void Degrade(const std::string& stage, const std::string& reason);
 

@@ -27,6 +27,7 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   out += Printf("run %s: %s on %s%s%s, agent %s\n", s.run_id.empty() ? "(unrecorded)" : s.run_id.c_str(),
                 s.operator_name.c_str(), s.arch.c_str(), s.device.empty() ? "" : ", ", s.device.c_str(), s.agent.c_str());
   out += Printf("incumbent: %s\n", s.incumbent.c_str());
+  if (!s.error.empty()) out += "failed: " + s.error + "\n";
   std::string counts;
   for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
@@ -85,6 +86,8 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"agent", s.agent},
                       {"incumbent", s.incumbent},
                       {"stop_reason", s.stop_reason},
+                      {"status", s.status},
+                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
                       {"attempts", s.attempts},
                       {"outcomes", s.outcomes},
                       {"best", {{"speedup", s.best_speedup},

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_parse.h"
 #include "forgek/seal.h"
 
 namespace forgek {
@@ -16,14 +17,66 @@ std::string Line(const char* label, const std::string& a, const std::string& b) 
 }
 
 std::string Mechanisms(const SealRecord& s) {
-  nlohmann::json meta = nlohmann::json::parse(s.metadata_json, nullptr, false);
+  nlohmann::json meta = ParseJsonLenient(s.metadata_json);
   if (!meta.is_object() || !meta.contains("mechanisms")) return "";
   std::string out;
-  for (const auto& m : meta["mechanisms"]) out += (out.empty() ? "" : ",") + m.get<std::string>();
+  if (!meta["mechanisms"].is_array()) return "";
+  for (const auto& m : meta["mechanisms"])
+    if (m.is_string()) out += (out.empty() ? "" : ",") + m.get<std::string>();
   return out;
 }
 
+// Whether seal `child` descends from seal `ancestor` (evolution rather than a fork).
+bool DescendsFrom(Store& store, const SealRecord& child, const SealRecord& ancestor) {
+  if (child.id == ancestor.id) return false;
+  std::vector<SealRecord> lineage;
+  std::string err;
+  if (!store.SealLineage(child.id, &lineage, &err)) return false;
+  for (const SealRecord& s : lineage)
+    if (s.id == ancestor.id) return true;
+  return false;
+}
+
+nlohmann::json SideJson(const SealRecord& s) {
+  return {{"id", s.id},         {"operator", s.operator_name}, {"arch", s.arch},
+          {"device", s.device}, {"created_at", s.created_at},  {"parent", s.parent},
+          {"candidate", s.candidate_hash}, {"toolchain", s.toolchain}, {"mechanisms", Mechanisms(s)},
+          {"geomean_speedup", s.geomean_speedup}};
+}
+
 }  // namespace
+
+std::string SealDiffJson(Store& store, const SealRecord& a, const SealRecord& b) {
+  nlohmann::json pa = nlohmann::json::parse(a.params_json, nullptr, false);
+  nlohmann::json pb = nlohmann::json::parse(b.params_json, nullptr, false);
+  nlohmann::json params = nlohmann::json::object();
+  for (const nlohmann::json* p : {&pa, &pb})
+    if (p->is_object())
+      for (auto it = p->begin(); it != p->end(); ++it) params[it.key()] = nlohmann::json::array();
+  for (auto it = params.begin(); it != params.end(); ++it)
+    for (const nlohmann::json* p : {&pa, &pb})
+      it.value().push_back(p->is_object() && p->contains(it.key()) ? (*p)[it.key()] : nlohmann::json(nullptr));
+  std::set<std::string> names;
+  for (const auto& [c, us] : a.config_us) names.insert(c);
+  for (const auto& [c, us] : b.config_us) names.insert(c);
+  nlohmann::json configs = nlohmann::json::array();
+  for (const std::string& c : names) {
+    auto ia = a.config_us.find(c), ib = b.config_us.find(c);
+    nlohmann::json row = {{"config", c},
+                          {"a_us", ia != a.config_us.end() ? nlohmann::json(ia->second) : nlohmann::json(nullptr)},
+                          {"b_us", ib != b.config_us.end() ? nlohmann::json(ib->second) : nlohmann::json(nullptr)}};
+    if (ia != a.config_us.end() && ib != b.config_us.end() && ib->second > 0)
+      row["b_speedup_over_a"] = ia->second / ib->second;
+    configs.push_back(row);
+  }
+  nlohmann::json j = {{"a", SideJson(a)},
+                      {"b", SideJson(b)},
+                      {"params", params},
+                      {"configs", configs},
+                      {"b_descends_from_a", DescendsFrom(store, b, a)},
+                      {"a_descends_from_b", DescendsFrom(store, a, b)}};
+  return j.dump(2);
+}
 
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b) {
   std::string out = Line("", a.id.substr(0, 12), b.id.substr(0, 12));
@@ -35,8 +88,8 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
   out += Line("candidate", a.candidate_hash.substr(0, 12), b.candidate_hash.substr(0, 12));
   out += Line("toolchain", a.toolchain, b.toolchain);
   out += Line("mechanisms", Mechanisms(a), Mechanisms(b));
-  nlohmann::json pa = nlohmann::json::parse(a.params_json, nullptr, false);
-  nlohmann::json pb = nlohmann::json::parse(b.params_json, nullptr, false);
+  nlohmann::json pa = ParseJsonLenient(a.params_json);
+  nlohmann::json pb = ParseJsonLenient(b.params_json);
   std::set<std::string> names;
   for (const nlohmann::json* p : {&pa, &pb})
     if (p->is_object())
@@ -63,16 +116,8 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
     out += row;
   }
   // Whether one descends from the other tells a reader if this is evolution or a fork.
-  std::vector<SealRecord> lineage;
-  std::string err;
-  if (store.SealLineage(b.id, &lineage, &err)) {
-    for (const SealRecord& s : lineage)
-      if (s.id == a.id && s.id != b.id) out += "b descends from a\n";
-  }
-  if (store.SealLineage(a.id, &lineage, &err)) {
-    for (const SealRecord& s : lineage)
-      if (s.id == b.id && s.id != a.id) out += "a descends from b\n";
-  }
+  if (DescendsFrom(store, b, a)) out += "b descends from a\n";
+  if (DescendsFrom(store, a, b)) out += "a descends from b\n";
   return out;
 }
 

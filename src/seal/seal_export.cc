@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+#include "core/json_parse.h"
 #include "forgek/candidate.h"
 #include "forgek/hash.h"
 #include "forgek/seal.h"
@@ -16,14 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 bool WriteText(const fs::path& path, const std::string& text, std::string* err) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  f.close();
-  if (!f) {
-    *err = "cannot write " + path.string();
-    return false;
-  }
-  return true;
+  return WriteFileAtomic(path.string(), text, err);
 }
 
 // Every config's launches with every expression evaluated, plus the tensors a caller must allocate.
@@ -126,12 +121,18 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     return false;
   }
   ParamAssignment params;
-  nlohmann::json pj = nlohmann::json::parse(seal.params_json, nullptr, false);
+  nlohmann::json pj = ParseJsonLenient(seal.params_json);
   if (!pj.is_object()) {
     *err = "seal " + seal.id + " has malformed params: " + seal.params_json;
     return false;
   }
-  for (auto it = pj.begin(); it != pj.end(); ++it) params[it.key()] = it.value().get<int64_t>();
+  for (auto it = pj.begin(); it != pj.end(); ++it) {
+    if (!it.value().is_number_integer()) {
+      *err = "seal " + seal.id + " has malformed params: " + it.key() + " is not an integer";
+      return false;
+    }
+    params[it.key()] = it.value().get<int64_t>();
+  }
 
   CompileRequest req{"kernel.cu", cand.source, seal.arch, ParamDefines(params)};
   CompileResult compiled = compiler.CompileNow(req);
@@ -149,7 +150,7 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
   if (!LaunchJson(op, parsed, params, &launch, err)) return false;
   std::vector<SealRecord> lineage;
   if (!store.SealLineage(seal.id, &lineage, err)) return false;
-  nlohmann::json meta = nlohmann::json::parse(SealJson(seal, lineage));
+  nlohmann::json meta = ParseJsonLenient(SealJson(seal, lineage));
   meta["exported_cubin_sha256"] = sha;
   meta["exported_with"] = "nvrtc " + Compiler::NvrtcVersion();
 
@@ -180,8 +181,8 @@ std::string SealJson(const SealRecord& seal, const std::vector<SealRecord>& line
   nlohmann::json chain = nlohmann::json::array();
   for (const SealRecord& s : lineage)
     chain.push_back({{"id", s.id}, {"created_at", s.created_at}, {"geomean_speedup", s.geomean_speedup}});
-  nlohmann::json meta = nlohmann::json::parse(seal.metadata_json, nullptr, false);
-  nlohmann::json params = nlohmann::json::parse(seal.params_json, nullptr, false);
+  nlohmann::json meta = ParseJsonLenient(seal.metadata_json);
+  nlohmann::json params = ParseJsonLenient(seal.params_json);
   return nlohmann::json{{"format", "forgek-seal/1"},
                         {"id", seal.id},
                         {"operator", seal.operator_name},

@@ -98,6 +98,23 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
   EXPECT_NE(system.find("sm90"), std::string::npos);
 }
 
+// A 10 MB operator description went whole into every request: each piece is cut at
+// max_prompt_field_chars with a visible marker, and the rendered prompt stays bounded.
+TEST_F(ShippedPrompts, HugeOperatorTextIsCutWithAMarker) {
+  op_.description = std::string(10u << 20, 'd');
+  ProposalContext ctx;
+  ctx.op = &op_;
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1);
+  const std::string& description = vars["operator_description"];
+  EXPECT_LT(description.size(), opts_.max_prompt_field_chars + 100);
+  EXPECT_NE(description.find("[... cut: " + std::to_string((10u << 20) - opts_.max_prompt_field_chars) +
+                             " more characters]"),
+            std::string::npos);
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
+  EXPECT_LT(text.size(), 200000u);
+}
+
 TEST_F(ShippedPrompts, LibraryIncumbentIsNamed) {
   ProposalContext ctx;
   ctx.op = &op_;

@@ -36,6 +36,26 @@ class CapturedLog {
 
 class LlmSecretTest : public ::testing::TestWithParam<LlmProviderKind> {};
 
+// "\r\n" in a key would end the auth header and start another: refused before any request, and
+// the error names the variable, never the key.
+TEST(LlmSecret, KeyWithControlCharactersIsRefusedWithoutEchoingIt) {
+  testing::FakeLlmServer server;
+  TempDir dir;
+  LlmOptions o = testing::TestOptions(LlmProviderKind::openai, server, dir);
+  for (std::string key : {std::string("sk-abcdef123456\r\nX-Injected: 1"), std::string("sk-abcdef\t123456"),
+                          std::string("sk-abcdef123456\x7f")}) {
+    setenv(testing::kTestKeyEnv, key.c_str(), 1);
+    std::string err;
+    auto agent = LlmAgent::Create(o, nullptr, &err);
+    EXPECT_FALSE(agent);
+    EXPECT_NE(err.find(testing::kTestKeyEnv), std::string::npos) << err;
+    EXPECT_NE(err.find("control character"), std::string::npos) << err;
+    EXPECT_EQ(err.find("abcdef"), std::string::npos) << err;
+  }
+  setenv(testing::kTestKeyEnv, kTestKey, 1);
+  EXPECT_TRUE(server.requests().empty());
+}
+
 TEST_P(LlmSecretTest, KeyAppearsNowhere) {
   LlmProviderKind provider = GetParam();
   testing::FakeLlmServer server;

@@ -26,6 +26,7 @@ struct ScriptedResponse {
   std::string body;
   double delay_s = 0;     // wait before answering
   bool chunked = false;   // send the body without Content-Length
+  double drip_s = 0;      // > 0: send the body one byte at a time, this many seconds apart (chunked)
 };
 
 struct ReceivedRequest {
@@ -104,7 +105,20 @@ class FakeLlmServer {
     }
     res.status = r.status;
     for (const auto& [name, value] : r.headers) res.set_header(name, value);
-    if (r.chunked) {
+    if (r.drip_s > 0) {
+      auto body = std::make_shared<std::string>(std::move(r.body));
+      double drip = r.drip_s;
+      res.set_chunked_content_provider("application/json", [this, body, drip](size_t offset, httplib::DataSink& sink) {
+        if (offset >= body->size()) {
+          sink.done();
+          return true;
+        }
+        auto next_byte = std::chrono::steady_clock::now() + std::chrono::duration<double>(drip);
+        while (!stopping_ && std::chrono::steady_clock::now() < next_byte)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return !stopping_ && sink.write(body->data() + offset, 1);
+      });
+    } else if (r.chunked) {
       auto body = std::make_shared<std::string>(std::move(r.body));
       res.set_chunked_content_provider("application/json", [body](size_t offset, httplib::DataSink& sink) {
         constexpr size_t kChunk = 1 << 16;

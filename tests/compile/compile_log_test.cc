@@ -63,6 +63,18 @@ TEST(CompileLog, ToolMessagesHaveNoLine) {
   EXPECT_NE(msgs[2].message.find("too much shared data"), std::string::npos);
 }
 
+TEST(CompileLog, PtxasErrorsAtAPtxLineAreKept) {
+  std::vector<CompileMessage> msgs = ParseCompileMessages(
+      "ptxas application ptx input, line 41; error   : Instruction 'wgmma.fence' not supported on .target "
+      "'sm_100a'\n"
+      "ptxas fatal   : Ptx assembly aborted due to errors\n");
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_EQ(msgs[0].severity, "error");
+  EXPECT_EQ(msgs[0].line, 0) << "a PTX line is not a line of the .cu file";
+  EXPECT_EQ(msgs[0].message, "ptxas: PTX line 41: Instruction 'wgmma.fence' not supported on .target 'sm_100a'");
+  EXPECT_EQ(msgs[1].message, "ptxas: Ptx assembly aborted due to errors");
+}
+
 TEST(CompileLog, CleanLogHasNoMessages) {
   EXPECT_TRUE(ParseCompileMessages("ptxas info    : 0 bytes gmem\n").empty());
   EXPECT_TRUE(ParseCompileMessages("").empty());

@@ -165,6 +165,18 @@ TEST(Compiler, HopperHeadersAndPtxCompileForSm90a) {
   EXPECT_EQ(r.cubin.substr(0, 4), std::string("\x7f" "ELF", 4));
 }
 
+TEST(Compiler, APtxasRejectionKeepsItsReason) {
+  // wgmma is sm90a only: on sm100a ptxas aborts, and the summary says why, not only "aborted".
+  Compiler c(Uncached());
+  CompileRequest req = Request("hopper.cu", kHopperKernel);
+  req.arch = "sm100";
+  CompileResult r = c.CompileNow(req);
+  ASSERT_FALSE(r.ok);
+  std::string summary = r.Summary();
+  EXPECT_NE(summary.find("ptxas: PTX line "), std::string::npos) << summary << "\n" << r.log;
+  EXPECT_NE(summary.find("wgmma"), std::string::npos) << summary << "\n" << r.log;
+}
+
 TEST(Compiler, UnknownArchIsAnErrorNotAThrow) {
   Compiler c(Uncached());
   CompileRequest req = Request("scale.cu", kScaleKernel);

@@ -168,5 +168,70 @@ TEST(Forget, DecisionOperatorMechanism) {
   EXPECT_FALSE(Forget(a, {"ffff", "", "", ""}, &removed, &err));
 }
 
+// An import is untrusted: each field is checked for type, range and enumeration, and a file with
+// one bad field is refused whole, naming the field, with nothing written.
+TEST(Export, ImportRejectsBadFieldsWholeAndNamesThem) {
+  TempDir dir;
+  Store a, b;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.25);
+  nlohmann::json good = nlohmann::json::parse(Export(a));
+  ASSERT_FALSE(good["decisions"].empty());
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  std::string empty = Export(b);
+
+  struct Case {
+    const char* table;
+    const char* field;
+    nlohmann::json value;
+    const char* expected;
+  };
+  std::string deep = "{\"a\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  std::vector<Case> cases = {
+      {"decisions", "effect", "fast", "decisions[0].effect: expected a number, got a string"},
+      {"decisions", "confidence", -5, "decisions[0].confidence: expected a confidence between 0 and 1, got -5"},
+      {"decisions", "verdict", "totally", "decisions[0].verdict: expected one of hypothesis, refuted, validated"},
+      {"decisions", "settings_json", "not json", "decisions[0].settings_json: expected JSON text: invalid JSON"},
+      {"decisions", "settings_json", "[1]", "decisions[0].settings_json: expected JSON text holding an object"},
+      {"decisions", "supporting", 9223372036854775807LL, "decisions[0].supporting: expected an integer up to"},
+      {"decisions", "supporting", 18446744073709551615ULL, "decisions[0].supporting: expected an integer that fits"},
+      {"decisions", "contradicting", -1, "decisions[0].contradicting: expected an integer >= 0"},
+      {"attempts", "outcome", "great", "attempts[0].outcome: expected an outcome"},
+      {"runs", "status", "done", "runs[0].status: expected one of"},
+      {"seals", "metadata_json", deep, "seals[0].metadata_json: expected JSON text: JSON nested deeper than 128"},
+      {"attempt_measurements", "correct", 2, "attempt_measurements[0].correct: expected 0 or 1"},
+      {"exchanges", "prompt_tokens", "12", "exchanges[0].prompt_tokens: expected an integer, got a string"},
+      {"evidence", "speedup", -1.5, "evidence[0].speedup: expected a number >= 0"},
+      {"decisions", "text", nullptr, "decisions[0].text: expected a string, got null"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json doc = good;
+    ASSERT_FALSE(doc[c.table].empty()) << c.table;
+    doc[c.table][0][c.field] = c.value;
+    ImportStats st;
+    EXPECT_FALSE(ImportStore(b, doc.dump(), "bad.json", &st, &err)) << c.table << "." << c.field;
+    EXPECT_EQ(err.rfind("bad.json: ", 0), 0u) << err;
+    EXPECT_NE(err.find(c.expected), std::string::npos) << err;
+    EXPECT_NE(err.find("nothing was imported"), std::string::npos) << err;
+    EXPECT_EQ(Export(b), empty) << c.table << "." << c.field;  // not one row of the file was kept
+  }
+  // The untouched file still imports.
+  ImportStats st;
+  ASSERT_TRUE(ImportStore(b, good.dump(), "good.json", &st, &err)) << err;
+}
+
+TEST(Export, DeeplyNestedImportIsRefusedNotACrash) {
+  TempDir dir;
+  Store b;
+  std::string err;
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  std::string text = R"({"format": "forgek-knowledge", "schema": 1, "zz": )" + std::string(200000, '[') +
+                     std::string(200000, ']') + "}";
+  ImportStats st;
+  EXPECT_FALSE(ImportStore(b, text, "deep.json", &st, &err));
+  EXPECT_NE(err.find("deep.json: JSON nested deeper than 128 levels"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace forgek

@@ -4,83 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/builtin_agent.h"
 #include "forgek/store.h"
+#include "loop_fixture.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 
 namespace forgek {
 namespace {
-
-// A family whose TILE param makes it faster, one that never compiles, one with a wrong instance.
-const char* kFastFamily = R"CU(/* forgek
-{ "name": "tiled", "mechanisms": ["vector_16B"],
-  "params": {"TILE": [1, 2, 4, 8], "UNROLL": [1, 2]},
-  "launches": [{"kernel": "scale", "grid": ["ceil_div(N, 256)"], "block": [256], "args": ["x", "y", "N"]}] }
-*/
-extern "C" __global__ void scale(const float* x, float* y, int N) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) y[i] = x[i] * TILE * UNROLL;
-}
-)CU";
-const char* kGolden = R"CU(/* forgek
-{ "name": "golden", "launches": [{"kernel": "golden", "grid": ["ceil_div(N, 128)"], "block": [128], "args": ["x", "y", "N"]}] }
-*/
-extern "C" __global__ void golden(const float* x, float* y, int N) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) y[i] = x[i];
-}
-)CU";
-const char* kBrokenFamily = R"CU(/* forgek
-{ "name": "broken", "mechanisms": ["warp_shuffle_reduction"], "params": {"W": [1, 2]},
-  "launches": [{"kernel": "broken", "grid": [1], "block": [32], "args": ["x", "y", "N"]}] }
-*/
-extern "C" __global__ void broken(const float* x, float* y, int N) { y[0] = x[0] + undeclared_name; }
-)CU";
-
-struct LoopFixture {
-  TempDir dir;
-  OperatorSpec op;
-  LoopFixture() {
-    WriteFile(dir.file("toy/families/tiled.cu"), kFastFamily);
-    WriteFile(dir.file("toy/families/broken.cu"), kBrokenFamily);
-    WriteFile(dir.file("toy/golden.cu"), kGolden);
-    op.name = "toy";
-    op.category = "elementwise";
-    op.dir = dir.file("toy");
-    op.path = dir.file("toy/operator.json");
-    op.params = {"N"};
-    op.configs = {{"small", {{"N", 1 << 12}}}, {"large", {{"N", 1 << 20}}}};
-    op.tensors = {{"x", TensorRole::input, DType::f32, {"N"}, {}}, {"y", TensorRole::output, DType::f32, {"N"}, {}}};
-    op.flops = "N";
-    op.bytes = "8*N";
-    op.tolerance.rel_l2 = 1e-5;
-    op.tolerance.max_abs = 1e-5;
-    op.reference.library = "scripted.reference";
-    op.golden = "golden.cu";
-    op.families = {"families/tiled.cu", "families/broken.cu"};
-  }
-};
-
-// The reference takes 100 us; the tiled family gets faster with TILE*UNROLL, down to 100/(1+0.1*16).
-double Model(const KernelUnderTest& k, const std::string&) {
-  if (!k.library.empty()) return 100.0;
-  double work = static_cast<double>(k.params.at("TILE") * k.params.at("UNROLL"));
-  return 100.0 / (1.0 + 0.1 * work);
-}
-
-CompilerOptions TestCompilerOptions(const TempDir& dir) {
-  CompilerOptions o;
-  o.cache_dir = dir.file("cache");
-  o.threads = 2;
-  return o;
-}
 
 TEST(RunLoop, SealsAFasterCandidateAndTheNextRunStartsFromIt) {
   LoopFixture fx;
@@ -289,11 +229,51 @@ TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
   EXPECT_EQ(static_cast<int>(attempts.size()), s.attempts + resumed.attempts);
 }
 
+// An agent whose request waits until the run's end, as an LLM request cut by --time does.
+class WaitsForTheBudgetAgent : public Agent {
+ public:
+  explicit WaitsForTheBudgetAgent(const std::optional<std::chrono::steady_clock::time_point>* end) : end_(end) {}
+  std::string Name() const override { return "waits"; }
+  bool Propose(const ProposalContext&, std::vector<Proposal>*, std::string* err) override {
+    if (!end_->has_value()) {
+      *err = "no deadline was given";
+      return false;
+    }
+    std::this_thread::sleep_until(**end_);
+    *err = "POST http://127.0.0.1/x: cut at the run's time budget";
+    return false;
+  }
+
+ private:
+  const std::optional<std::chrono::steady_clock::time_point>* end_;
+};
+
+TEST(RunLoop, AnAgentCutByTheTimeBudgetEndsTheRunOnTimeNotAsAFailure) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  std::optional<std::chrono::steady_clock::time_point> end;
+  WaitsForTheBudgetAgent agent(&end);
+  RunServices services{&agent, &compiler, nullptr, nullptr};
+  services.budget_ends = [&end](std::optional<std::chrono::steady_clock::time_point> e) { end = e; };
+  RunOptions opts;
+  opts.compile_only = true;
+  opts.time_s = 0.3;
+  RunSummary s;
+  std::string err;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "time");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+}
+
 TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   LoopFixture fx;
   Compiler compiler(TestCompilerOptions(fx.dir));
   BuiltinAgent agent;
   RunServices services{&agent, &compiler, nullptr, nullptr};
+  std::vector<std::string> lines;
+  services.progress = [&](const std::string& line) { lines.push_back(line); };
   RunOptions opts;
   opts.iterations = 4;
   opts.compile_only = true;
@@ -304,6 +284,16 @@ TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   EXPECT_GE(s.outcomes["compiled"], 1);
   EXPECT_GE(s.outcomes["compile_error"], 1);
   EXPECT_TRUE(s.seal_id.empty());
+  // Nothing was timed: a progress line says compiled or compile_error, and no speedup or best.
+  ASSERT_EQ(lines.size(), 4u);
+  int compiled = 0, failed = 0;
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find("best"), std::string::npos) << line;
+    EXPECT_EQ(line.find("0.000x"), std::string::npos) << line;
+    compiled += line.find("| compiled |") != std::string::npos;
+    failed += line.find("| compile_error |") != std::string::npos;
+  }
+  EXPECT_EQ(compiled + failed, 4) << lines[0];
 
   opts.compile_only = false;
   EXPECT_FALSE(RunOptimisation(fx.op, opts, services, &s, &err));

@@ -1,6 +1,7 @@
 /* forgek
 {
   "name": "gemm_wgmma_persistent",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "tma_store", "tma_multicast", "wgmma", "mbarrier_pipeline", "warp_specialization",
                  "setmaxnreg", "persistent_grid", "thread_block_cluster", "split_k", "cluster_dsmem"],
   "controls": {"mbarrier_pipeline": ["STAGES", "S_STAGES"], "raster": ["GROUP_M"], "tma_store": ["EPI"],

@@ -1,6 +1,7 @@
 /* forgek
 {
   "name": "gemm_wgmma_tma",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "wgmma", "mbarrier_pipeline"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "raster": ["GROUP_M"]},
   "params": {"BM": [64, 128], "BN": [64, 128, 256], "BK": 64, "STAGES": [3, 4, 5, 6], "GROUP_M": [8, 16]},

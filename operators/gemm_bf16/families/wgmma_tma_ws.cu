@@ -1,6 +1,7 @@
 /* forgek
 {
   "name": "gemm_wgmma_tma_ws",
+  "archs": ["sm90"],
   "mechanisms": ["tma", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],

@@ -1,0 +1,26 @@
+// The bounds of operator specs and candidate manifests (docs/limits.md): what a file may ask for
+// before it is rejected, so that hostile or mistaken input costs bounded time and memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace forgek {
+
+// Launches one candidate makes (shipped kernels use at most 12).
+inline constexpr size_t kMaxLaunchesPerCandidate = 64;
+// Params one candidate declares.
+inline constexpr size_t kMaxParamsPerCandidate = 64;
+// Values in one param's domain.
+inline constexpr size_t kMaxParamDomainValues = 1024;
+// Instances a family describes: the product of its domain sizes (shipped families: at most 2304).
+inline constexpr uint64_t kMaxFamilyInstances = uint64_t{1} << 32;
+// Characters in one expression (a grid size, a constraint, a formula).
+inline constexpr size_t kMaxExpressionChars = 4096;
+// Dynamic shared memory one block may opt in to: 227 KiB on sm90 (Hopper) and sm100 (Blackwell)
+// alike (knowledge/hardware: smem_per_block_bytes).
+inline constexpr int64_t kMaxDynamicSmemBytes = 232448;
+// Characters of a diagnostic's message that are shown; the rest is cut with a note.
+inline constexpr size_t kMaxDiagnosticChars = 2000;
+
+}  // namespace forgek

@@ -1,0 +1,76 @@
+// Option-value checks: each returns "" for a good value, else what is wrong with it.
+#include "cli/option_checks.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "forgek/gpu_list.h"
+
+namespace forgek::cli {
+namespace {
+
+// The largest device index --gpus accepts before the host is asked how many it has.
+constexpr int kMaxGpuIndex = 1024;
+
+bool ParseNumber(const std::string& text, double* v) {
+  char* end = nullptr;
+  errno = 0;
+  *v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+}  // namespace
+
+CLI::Validator FinitePositive() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        double v = 0;
+        if (!ParseNumber(s, &v) || !std::isfinite(v) || v <= 0) return "'" + s + "' is not a finite number above 0";
+        return "";
+      },
+      "POSITIVE");
+}
+
+CLI::Validator FiniteNonNegative() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        double v = 0;
+        if (!ParseNumber(s, &v) || !std::isfinite(v) || v < 0) return "'" + s + "' is not a finite number, 0 or more";
+        return "";
+      },
+      "NON-NEGATIVE");
+}
+
+CLI::Validator WholeNumber(int64_t min, int64_t max) {
+  std::string range = std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& s) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        long long v = std::strtoll(s.c_str(), &end, 10);
+        if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || v < min || v > max)
+          return "'" + s + "' is not a whole number from " + range;
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator NonEmpty() {
+  return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; },
+                        "NON-EMPTY");
+}
+
+CLI::Validator GpuListSyntax() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::vector<int> indices;
+        std::string err;
+        return ParseGpuList(s, kMaxGpuIndex, &indices, &err) ? "" : err;
+      },
+      "GPUS");
+}
+
+}  // namespace forgek::cli

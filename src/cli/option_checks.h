@@ -1,0 +1,24 @@
+// Checks of option values that CLI11's own validators let through (nan, inf, huge ranges, '').
+#pragma once
+
+#include <cstdint>
+
+#include <CLI/CLI.hpp>
+
+namespace forgek::cli {
+
+// The most candidates (or the longest patience) one run takes: a bound a person can read.
+inline constexpr int kMaxIterations = 1000000;
+
+// A finite number above zero (rejects nan, inf, 0 and negatives).
+CLI::Validator FinitePositive();
+// A finite number at or above zero.
+CLI::Validator FiniteNonNegative();
+// A whole number from `min` to `max`, said in words a person reads (not 1.79769e+308).
+CLI::Validator WholeNumber(int64_t min, int64_t max);
+// A value that is not empty (an empty path or name means nothing).
+CLI::Validator NonEmpty();
+// The syntax of --gpus (all, a count, a list of indices), before any GPU is counted.
+CLI::Validator GpuListSyntax();
+
+}  // namespace forgek::cli

@@ -1,0 +1,117 @@
+// Tests of the bounds of candidate manifests (docs/limits.md) and of the "archs" field: a file
+// beyond a bound is rejected at the field that exceeds it, quickly, with a short message.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "forgek/candidate.h"
+#include "forgek/diagnostic.h"
+#include "forgek/expr.h"
+#include "forgek/spec_limits.h"
+
+namespace forgek {
+namespace {
+
+std::string Manifest(const std::string& fields) {
+  return "/* forgek\n{ " + fields + " }\n*/\nextern \"C\" __global__ void k(float* y) {}\n";
+}
+
+const char* kLaunch = R"({"kernel": "k", "grid": [1], "block": [32], "args": ["y"]})";
+
+// Parses `source`; true when it fails with `says` in the message of the diagnostic at `field`.
+::testing::AssertionResult RejectedAt(const std::string& source, const std::string& field, const std::string& says) {
+  Candidate c;
+  Diagnostics diags;
+  if (ParseCandidate("k.cu", source, &c, &diags)) return ::testing::AssertionFailure() << "accepted";
+  for (const Diagnostic& d : diags)
+    if (d.field == field && d.message.find(says) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << FormatDiagnostics(diags).substr(0, 2000);
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(ManifestLimits, TooManyLaunches) {
+  std::string launches;
+  for (size_t i = 0; i < 5000; ++i) launches += (i ? ", " : "") + std::string(kLaunch);
+  EXPECT_TRUE(RejectedAt(Manifest(R"("launches": [)" + launches + "]"), "launches",
+                         "5000 launches; a candidate may make at most 64"));
+  std::string at_limit;
+  for (size_t i = 0; i < kMaxLaunchesPerCandidate; ++i) at_limit += (i ? ", " : "") + std::string(kLaunch);
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_TRUE(ParseCandidate("k.cu", Manifest(R"("launches": [)" + at_limit + "]"), &c, &diags))
+      << FormatDiagnostics(diags);
+}
+
+TEST(ManifestLimits, AHugeDomainIsRejectedBeforeItsValuesAreRead) {
+  std::string values;
+  for (int i = 0; i < 1000000; ++i) values += (i ? "," : "") + std::to_string(i);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(RejectedAt(Manifest(R"("params": {"D": [)" + values + R"(]}, "launches": [)" + kLaunch + "]"),
+                         "params.D", "a domain of 1000000 values; at most 1024"));
+  EXPECT_LT(SecondsSince(start), 10) << "rejected in bounded time";
+}
+
+TEST(ManifestLimits, AFamilyOfTooManyInstances) {
+  std::string domain;
+  for (int i = 0; i < 1000; ++i) domain += (i ? "," : "") + std::to_string(i);
+  std::string params;
+  for (const char* p : {"A", "B", "C", "D"}) params += std::string(params.empty() ? "" : ", ") + "\"" + p + "\": [" + domain + "]";
+  EXPECT_TRUE(RejectedAt(Manifest(R"("params": {)" + params + R"(}, "launches": [)" + kLaunch + "]"), "params",
+                         "the domains describe more than 4294967296 instances"));
+}
+
+TEST(ManifestLimits, TooManyParams) {
+  std::string params;
+  for (int i = 0; i < 65; ++i) params += (i ? ", " : "") + std::string("\"P") + std::to_string(i) + "\": 1";
+  EXPECT_TRUE(RejectedAt(Manifest(R"("params": {)" + params + R"(}, "launches": [)" + kLaunch + "]"), "params",
+                         "65 params; a candidate may declare at most 64"));
+}
+
+TEST(ManifestLimits, ALongExpressionIsRejectedAndNotEchoed) {
+  std::string expr = "1";
+  for (int i = 0; i < 200000; ++i) expr += "+1";
+  Diagnostic d;
+  EXPECT_FALSE(Expr::Parse(expr, &d));
+  EXPECT_NE(d.message.find("an expression of 400001 characters; at most 4096"), std::string::npos) << d.message;
+  std::string launch = R"({"kernel": "k", "grid": [")" + expr + R"("], "block": [32], "args": ["y"]})";
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_FALSE(ParseCandidate("k.cu", Manifest(R"("launches": [)" + launch + "]"), &c, &diags));
+  EXPECT_LT(FormatDiagnostics(diags).size(), 1000u) << "the expression is not echoed";
+  std::string at_limit(kMaxExpressionChars, ' ');
+  at_limit.back() = '1';
+  EXPECT_TRUE(Expr::Parse(at_limit, &d)) << d.message;
+}
+
+TEST(ManifestLimits, ALongDiagnosticMessageIsCut) {
+  Diagnostic d{"f.json", "name", 1, 2, std::string(100000, 'x')};
+  std::string shown = d.str();
+  EXPECT_LT(shown.size(), kMaxDiagnosticChars + 100);
+  EXPECT_NE(shown.find("(98000 more characters cut)"), std::string::npos) << shown.substr(shown.size() - 60);
+}
+
+TEST(ManifestArchs, DeclaredArchsDecideWhereAKernelIsUsed) {
+  Candidate c;
+  Diagnostics diags;
+  ASSERT_TRUE(ParseCandidate("k.cu", Manifest(R"("archs": ["sm90"], "launches": [)" + std::string(kLaunch) + "]"), &c,
+                             &diags))
+      << FormatDiagnostics(diags);
+  EXPECT_TRUE(c.manifest.ForArch("sm90"));
+  EXPECT_FALSE(c.manifest.ForArch("sm100"));
+  EXPECT_EQ(c.manifest.ArchsText(), "sm90");
+  Candidate any;
+  ASSERT_TRUE(ParseCandidate("k.cu", Manifest(R"("launches": [)" + std::string(kLaunch) + "]"), &any, &diags));
+  EXPECT_TRUE(any.manifest.ForArch("sm100")) << "no archs: every arch";
+  EXPECT_TRUE(RejectedAt(Manifest(R"("archs": ["sm80"], "launches": [)" + std::string(kLaunch) + "]"), "archs[0]",
+                         "unknown arch 'sm80'; one of sm90, sm100"));
+  EXPECT_TRUE(RejectedAt(Manifest(R"("archs": [], "launches": [)" + std::string(kLaunch) + "]"), "archs",
+                         "name at least one arch"));
+  EXPECT_TRUE(RejectedAt(Manifest(R"("archs": ["sm90", "sm90"], "launches": [)" + std::string(kLaunch) + "]"),
+                         "archs[1]", "appears twice"));
+}
+
+}  // namespace
+}  // namespace forgek

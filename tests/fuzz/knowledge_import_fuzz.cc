@@ -1,0 +1,35 @@
+// libFuzzer target: `forgek knowledge import` of a JSON file into a scratch store.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "forgek/store.h"
+#include "forgek/store_io.h"
+
+namespace {
+
+forgek::Store& ScratchStore() {
+  static forgek::Store* store = [] {
+    char tmpl[] = "/tmp/forgek-fuzz-store-XXXXXX";
+    const char* made = mkdtemp(tmpl);
+    if (!made) std::abort();
+    auto* s = new forgek::Store;
+    std::string err;
+    if (!s->Open(std::string(made) + "/k.db", &err)) std::abort();
+    return s;
+  }();
+  return *store;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  forgek::ImportStats stats;
+  std::string err;
+  forgek::ImportStore(ScratchStore(), text, "fuzz.json", &stats, &err);
+  return 0;
+}
