@@ -156,7 +156,14 @@ TEST(Hardware, DatasheetsAndCalibration) {
   TempDir dir;
   Store store;
   ASSERT_TRUE(store.Open(dir.file("s.db"), &err)) << err;
-  DeviceRecord d{"NVIDIA H200", "sm90", 132, 62914560, 0, "580.159.04", {}, true, "2026-11-29T12:00:00Z"};
+  DeviceRecord d;
+  d.name = "NVIDIA H200";
+  d.arch = "sm90";
+  d.sm_count = 132;
+  d.l2_bytes = 62914560;
+  d.driver = "580.159.04";
+  d.calibrated = true;
+  d.calibrated_at = "2026-11-29T12:00:00Z";
   d.peaks.dram_gbps = 4290;
   d.peaks.bf16_tflops = 760;
   ASSERT_TRUE(store.UpsertDevice(d, &err)) << err;

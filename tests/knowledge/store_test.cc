@@ -56,7 +56,13 @@ TEST_F(StoreTest, OldPeaksJsonStillReads) {
 }
 
 TEST_F(StoreTest, DevicesUpsertByNameAndArch) {
-  DeviceRecord d{"NVIDIA H200", "sm90", 132, 62914560, 1, "580", {}, false, ""};
+  DeviceRecord d;
+  d.name = "NVIDIA H200";
+  d.arch = "sm90";
+  d.sm_count = 132;
+  d.l2_bytes = 62914560;
+  d.memory_bytes = 1;
+  d.driver = "580";
   d.peaks.dram_gbps = 4800;
   ASSERT_TRUE(store_.UpsertDevice(d, &err_)) << err_;
   d.peaks.dram_gbps = 4290;
