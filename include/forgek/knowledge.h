@@ -11,6 +11,7 @@
 #include "forgek/diagnostic.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
+#include "forgek/peaks.h"
 #include "forgek/profile.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
@@ -43,7 +44,7 @@ struct HardwareSpec {
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
   int64_t smem_per_block_bytes = 0;        // max opt-in dynamic smem per block
-  std::map<std::string, double> peaks;     // dram_gbps, bf16_tflops, fp16_tflops, fp8_tflops, fp32_tflops, tf32_tflops
+  DevicePeaks peaks;                       // the "peaks" object of the datasheet
   bool calibrated = false;                 // peaks come from the store's calibrated device
 };
 

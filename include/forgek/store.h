@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "forgek/evaluation.h"
+#include "forgek/peaks.h"
 #include "forgek/profile.h"
 
 struct sqlite3;
@@ -27,7 +28,7 @@ struct DeviceRecord {
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
   std::string driver;           // "580.159.04"
-  std::map<std::string, double> peaks;  // "dram_gbps", "bf16_tflops", "fp8_tflops", "fp32_tflops", ...
+  DevicePeaks peaks;            // stored as peaks_json (ToJson of DevicePeaks)
   bool calibrated = false;      // peaks were measured on this device (else datasheet)
   std::string calibrated_at;
 };

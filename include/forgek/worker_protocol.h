@@ -35,6 +35,7 @@
 #include "forgek/candidate.h"
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
+#include "forgek/peaks.h"
 
 namespace forgek {
 
@@ -58,21 +59,6 @@ struct ProbeResult {
   std::string error;  // "no NVIDIA driver: libcuda.so.1 not found"
   int driver_version = 0;
   std::vector<DeviceInfo> devices;
-};
-
-// Measured ceilings (speed-of-light denominators). Bandwidths count read + write bytes.
-struct DevicePeaks {
-  double copy_kernel_gbps = 0;  // float4 grid-stride copy kernel
-  double memcpy_gbps = 0;       // cudaMemcpyAsync device to device
-  double bf16_tflops = 0, fp16_tflops = 0, fp8_tflops = 0, tf32_tflops = 0;  // dense GEMM
-  std::string device;  // the device name they were measured on
-  std::string source;  // "calibrated" or where else they came from
-
-  bool valid() const { return BandwidthGbps() > 0; }
-  double BandwidthGbps() const { return copy_kernel_gbps > memcpy_gbps ? copy_kernel_gbps : memcpy_gbps; }
-  // The dense tensor peak that bounds arithmetic in `t` (fp32 maps to tf32, the fastest path an
-  // fp32 kernel can take; integer types to fp8's rate): a lower bound on time, never too strict.
-  double TflopsFor(DType t) const;
 };
 
 // One tensor of one config, shapes evaluated.
@@ -189,7 +175,6 @@ std::string StringField(const nlohmann::json& message, const char* key, const st
 // Each struct <-> JSON. FromJson names the field that is missing or has the wrong type.
 nlohmann::json ToJson(const DeviceInfo& v);
 nlohmann::json ToJson(const ProbeResult& v);
-nlohmann::json ToJson(const DevicePeaks& v);
 nlohmann::json ToJson(const WireConfig& v);
 nlohmann::json ToJson(const WireKernel& v);
 nlohmann::json ToJson(const TimingPolicy& v);
@@ -201,7 +186,6 @@ nlohmann::json ToJson(const KernelLaunchRecord& v);
 nlohmann::json ToJson(const ProfileCommand& v);
 nlohmann::json ToJson(const ProfileReply& v);
 bool FromJson(const nlohmann::json& j, ProbeResult* out, std::string* err);
-bool FromJson(const nlohmann::json& j, DevicePeaks* out, std::string* err);
 bool FromJson(const nlohmann::json& j, WireConfig* out, std::string* err);
 bool FromJson(const nlohmann::json& j, WireKernel* out, std::string* err);
 bool FromJson(const nlohmann::json& j, TimingPolicy* out, std::string* err);

@@ -323,7 +323,8 @@ Check CheckCalibration(nlohmann::json* peaks_json) {
   }
   DevicePeaks peaks;
   std::string err;
-  if (!FromJson(j, &peaks, &err)) {
+  if (FromJson(j, &peaks, &err) && !peaks.valid()) err = "no copy_kernel_gbps";
+  if (!err.empty()) {
     c.detail = "`forgek worker --calibrate` answered something unexpected (" + err + ")";
     return c;
   }

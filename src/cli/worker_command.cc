@@ -30,7 +30,6 @@ void set_worker_command(CLI::App& app, Context& ctx) {
       nlohmann::json j;
       if (worker::Calibrate(&peaks, &err)) {
         j = ToJson(peaks);
-        j["dram_gbps"] = peaks.BandwidthGbps();  // the store's name for the bandwidth peak
         j["ok"] = true;
       } else {
         j = {{"ok", false}, {"error", err}};

@@ -133,6 +133,7 @@ bool WorkerEvaluator::Peaks(DevicePeaks* out, std::string* err) {
     WorkerClient::Reply r = client_.Call("calibrate", {}, opts_.calibrate_deadline_s);
     if (!ReplyOk(r)) return *err = "calibration failed: " + CallFailure(r), false;
     if (!FromJson(r.body.value("peaks", nlohmann::json::object()), &peaks_, err)) return false;
+    if (!peaks_.valid()) return *err = "calibration reported no bandwidth peak (copy_kernel_gbps)", false;
   }
   *out = peaks_;
   return true;

@@ -39,11 +39,7 @@ void AnalyzeSass(const std::string& sass, const KnowledgeBase& kb, ObservationSi
 void AnalyzeRoofline(const KernelProfile& p, const HardwareSpec& hw, const std::string& flops_peak,
                      ObservationSink* sink) {
   if (p.time_us <= 0 || (p.flops <= 0 && p.bytes <= 0)) return;
-  auto peak = [&](const std::string& k) {
-    auto it = hw.peaks.find(k);
-    return it == hw.peaks.end() ? 0.0 : it->second;
-  };
-  double tflops = peak(flops_peak), gbps = peak("dram_gbps");
+  double tflops = hw.peaks.ByKey(flops_peak), gbps = hw.peaks.BandwidthGbps();
   double t = p.time_us * 1e-6;
   std::string src = std::string(hw.calibrated ? "calibrated" : "datasheet") + " peaks of " + hw.name;
   double sol_compute = tflops > 0 ? p.flops / (tflops * 1e12) : 0;

@@ -109,13 +109,15 @@ void LoadHardware(const fs::path& file, const json& doc, KnowledgeBase* kb, Diag
     diags->push_back({file.string(), "peaks", 0, 0, "expected an object of peak values"});
     return;
   }
-  for (auto it = doc["peaks"].begin(); it != doc["peaks"].end(); ++it) {
-    if (!it->is_number()) {
-      diags->push_back({file.string(), "peaks." + it.key(), 0, 0, "peak must be a number"});
-      ok = false;
-      continue;
-    }
-    hw.peaks[it.key()] = it->get<double>();
+  std::string err;
+  std::vector<std::string> unknown;
+  if (!FromJson(doc["peaks"], &hw.peaks, &err, &unknown)) {
+    diags->push_back({file.string(), "peaks." + err.substr(0, err.find(':')), 0, 0, err.substr(err.find(':') + 2)});
+    ok = false;
+  }
+  for (const auto& key : unknown) {
+    diags->push_back({file.string(), "peaks." + key, 0, 0, "unknown peak"});
+    ok = false;
   }
   if (hw.sm_count <= 0) {
     diags->push_back({file.string(), "sm_count", 0, 0, "must be a positive integer"});
@@ -188,7 +190,7 @@ bool ResolveHardware(Store* store, const KnowledgeBase& kb, const std::string& a
       if (d.sm_count > 0) spec.sm_count = d.sm_count;
       if (d.l2_bytes > 0) spec.l2_bytes = d.l2_bytes;
       if (d.memory_bytes > 0) spec.memory_bytes = d.memory_bytes;
-      for (const auto& [k, v] : d.peaks) spec.peaks[k] = v;
+      spec.peaks.OverlayKnown(d.peaks);
       spec.calibrated = true;
       break;
     }

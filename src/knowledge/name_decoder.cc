@@ -1,7 +1,7 @@
 // Decoding library kernel names (cuBLAS nvjet and sm90_xmma, CUTLASS) into tile, stages, cluster, schedule.
 //
 // The names are underscore-separated fields. What each field means was read off names whose launch
-// shape is known (shared/DEVICE.md): `nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT` launched with
+// shape is known (docs/profiling.md): `nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT` launched with
 // block 384 (3 warpgroups), 188,636 B of dynamic smem and cluster 2x1x1:
 //   320x128  CTA tile M x N          64x3  k-step 64, 3 smem stages ((320+128)*64*2 B = 56 KiB a
 //   1x2      cluster in tile space                stage; 3 stages = 168 KiB of the 184 KiB used)

@@ -1,4 +1,5 @@
 // Store: devices (with calibrated peaks), operators and the mechanism catalogue.
+#include "core/json_parse.h"
 #include "forgek/store.h"
 #include "knowledge/sql.h"
 #include "knowledge/store_internal.h"
@@ -17,7 +18,10 @@ DeviceRecord ReadDevice(const sql::Stmt& s) {
   d.l2_bytes = s.Int(3);
   d.memory_bytes = s.Int(4);
   d.driver = s.Text(5);
-  d.peaks = NumbersFromJson(s.Text(6));
+  // A peaks_json that does not parse leaves the peaks unknown, as an empty one does.
+  nlohmann::json peaks = ParseJsonLenient(s.Text(6));
+  std::string err;
+  if (!peaks.is_discarded()) FromJson(peaks, &d.peaks, &err);
   d.calibrated = s.Int(7) != 0;
   d.calibrated_at = s.Text(8);
   return d;
@@ -35,7 +39,7 @@ bool Store::UpsertDevice(const DeviceRecord& d, std::string* err) {
                     "INSERT OR REPLACE INTO devices (name, arch, sm_count, l2_bytes, memory_bytes, driver, peaks_json, "
                     "calibrated, calibrated_at) VALUES (?,?,?,?,?,?,?,?,?)");
         s.Bind(1, d.name).Bind(2, d.arch).Bind(3, d.sm_count).Bind(4, d.l2_bytes).Bind(5, d.memory_bytes);
-        s.Bind(6, d.driver).Bind(7, ToJson(d.peaks)).Bind(8, d.calibrated ? 1 : 0).Bind(9, d.calibrated_at);
+        s.Bind(6, d.driver).Bind(7, ToJson(d.peaks).dump()).Bind(8, d.calibrated ? 1 : 0).Bind(9, d.calibrated_at);
         return s.Run(e);
       },
       err);

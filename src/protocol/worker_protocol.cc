@@ -215,18 +215,6 @@ bool FromJson(const json& j, DeviceInfo* out, std::string* err) {
 
 }  // namespace
 
-double DevicePeaks::TflopsFor(DType t) const {
-  switch (t) {
-    case DType::bf16: return bf16_tflops;
-    case DType::f16: return fp16_tflops;
-    case DType::e4m3:
-    case DType::e5m2:
-    case DType::i8:
-    case DType::u8: return fp8_tflops;
-    default: return tf32_tflops;  // f32, f64 and wider integers: the loosest tensor-core bound
-  }
-}
-
 int64_t WireTensor::elements() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -306,27 +294,6 @@ bool FromJson(const json& j, ProbeResult* out, std::string* err) {
   }
   *out = p;
   return true;
-}
-
-json ToJson(const DevicePeaks& p) {
-  return {{"copy_kernel_gbps", p.copy_kernel_gbps}, {"memcpy_gbps", p.memcpy_gbps}, {"bf16_tflops", p.bf16_tflops},
-          {"fp16_tflops", p.fp16_tflops}, {"fp8_tflops", p.fp8_tflops}, {"tf32_tflops", p.tf32_tflops},
-          {"device", p.device}, {"source", p.source}};
-}
-
-bool FromJson(const json& j, DevicePeaks* out, std::string* err) {
-  Reader r(j, "", err);
-  DevicePeaks p;
-  r.Get("copy_kernel_gbps", &p.copy_kernel_gbps);
-  r.Get("memcpy_gbps", &p.memcpy_gbps, false);
-  r.Get("bf16_tflops", &p.bf16_tflops, false);
-  r.Get("fp16_tflops", &p.fp16_tflops, false);
-  r.Get("fp8_tflops", &p.fp8_tflops, false);
-  r.Get("tf32_tflops", &p.tf32_tflops, false);
-  r.Get("device", &p.device, false);
-  r.Get("source", &p.source, false);
-  if (r.ok()) *out = p;
-  return r.ok();
 }
 
 json ToJson(const WireConfig& c) {

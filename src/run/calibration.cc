@@ -1,4 +1,4 @@
-// Calibrated peaks in the store: conversions between the worker's DevicePeaks and the device record.
+// Calibrated peaks in the store: the worker's measured DevicePeaks in and out of the device record.
 #include "forgek/calibration.h"
 
 #include <spdlog/spdlog.h>
@@ -18,10 +18,10 @@ DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, 
   }
   d.arch = arch;
   d.driver = DriverDescription(probe.driver_version);
-  d.peaks = {{"dram_gbps", peaks.BandwidthGbps()},   {"copy_kernel_gbps", peaks.copy_kernel_gbps},
-             {"memcpy_gbps", peaks.memcpy_gbps},      {"bf16_tflops", peaks.bf16_tflops},
-             {"fp16_tflops", peaks.fp16_tflops},      {"fp8_tflops", peaks.fp8_tflops},
-             {"tf32_tflops", peaks.tf32_tflops}};
+  d.peaks = peaks;
+  d.peaks.dram_gbps = peaks.BandwidthGbps();
+  d.peaks.device.clear();  // the record's name and calibrated flag say these
+  d.peaks.source.clear();
   d.calibrated = peaks.source == "calibrated";
   d.calibrated_at = d.calibrated ? NowIso8601() : "";
   return d;
@@ -29,16 +29,7 @@ DeviceRecord DeviceFromProbe(const ProbeResult& probe, const std::string& arch, 
 
 bool PeaksFromDevice(const DeviceRecord& d, DevicePeaks* out) {
   if (!d.calibrated) return false;
-  auto get = [&](const char* key) {
-    auto it = d.peaks.find(key);
-    return it == d.peaks.end() ? 0.0 : it->second;
-  };
-  out->copy_kernel_gbps = get("copy_kernel_gbps");
-  out->memcpy_gbps = get("memcpy_gbps");
-  out->bf16_tflops = get("bf16_tflops");
-  out->fp16_tflops = get("fp16_tflops");
-  out->fp8_tflops = get("fp8_tflops");
-  out->tf32_tflops = get("tf32_tflops");
+  *out = d.peaks;
   out->device = d.name;
   out->source = "calibrated";
   return out->valid() && out->bf16_tflops > 0;

@@ -13,7 +13,7 @@
 namespace forgek {
 namespace {
 
-// A store holding the analysis of cuBLAS's H200 GEMM kernel (shared/DEVICE.md), as `forgek profile
+// A store holding the analysis of cuBLAS's H200 GEMM kernel (docs/profiling.md), as `forgek profile
 // --reference` leaves it.
 void FillStore(const std::string& path) {
   Store store;

@@ -156,13 +156,22 @@ TEST(Hardware, DatasheetsAndCalibration) {
   TempDir dir;
   Store store;
   ASSERT_TRUE(store.Open(dir.file("s.db"), &err)) << err;
-  DeviceRecord d{"NVIDIA H200", "sm90", 132, 62914560, 0, "580.159.04", {{"dram_gbps", 4290}, {"bf16_tflops", 760}}, true,
-                 "2026-11-29T12:00:00Z"};
+  DeviceRecord d;
+  d.name = "NVIDIA H200";
+  d.arch = "sm90";
+  d.sm_count = 132;
+  d.l2_bytes = 62914560;
+  d.driver = "580.159.04";
+  d.calibrated = true;
+  d.calibrated_at = "2026-11-29T12:00:00Z";
+  d.peaks.dram_gbps = 4290;
+  d.peaks.bf16_tflops = 760;
   ASSERT_TRUE(store.UpsertDevice(d, &err)) << err;
   ASSERT_TRUE(ResolveHardware(&store, kb, "sm90", "NVIDIA H200", &hw, &err)) << err;
   EXPECT_TRUE(hw.calibrated);
-  EXPECT_DOUBLE_EQ(hw.peaks["dram_gbps"], 4290);
-  EXPECT_DOUBLE_EQ(hw.peaks["fp8_tflops"], 1978.9);  // not calibrated: datasheet
+  EXPECT_DOUBLE_EQ(hw.peaks.dram_gbps, 4290);
+  EXPECT_DOUBLE_EQ(hw.peaks.bf16_tflops, 760);
+  EXPECT_DOUBLE_EQ(hw.peaks.fp8_tflops, 1978.9);  // not calibrated: datasheet
 }
 
 TEST(Catalogue, ShippedMechanismsCoverBothArchitectures) {
@@ -191,6 +200,30 @@ TEST(Catalogue, BadFilesNameFileAndField) {
   EXPECT_NE(text.find("mechanisms[0].unit"), std::string::npos) << text;
   EXPECT_NE(text.find("b.json"), std::string::npos) << text;
   EXPECT_TRUE(kb.mechanisms.empty());
+}
+
+TEST(Catalogue, BadPeaksNameFileAndKey) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("hardware"));
+  const std::string head = R"({"name": "G", "arch": "sm90", "sm_count": 1, "peaks": )";
+  WriteFile(dir.file("hardware/a.json"), head + R"({"dram_gbps": 1, "bf16_tflops": "fast"}})");
+  WriteFile(dir.file("hardware/b.json"), head + R"({"dram_gbps": 1, "bf17_tflops": 2}})");
+  WriteFile(dir.file("hardware/c.json"), head + R"({"dram_gbps": 1, "fp4_tflops": 9000}})");
+  KnowledgeBase kb;
+  Diagnostics d;
+  EXPECT_FALSE(LoadKnowledgeBase(dir.path(), &kb, &d));
+  std::string text = FormatDiagnostics(d);
+  EXPECT_NE(text.find("a.json"), std::string::npos) << text;
+  EXPECT_NE(text.find("peaks.bf16_tflops"), std::string::npos) << text;
+  EXPECT_NE(text.find("must be a number"), std::string::npos) << text;
+  EXPECT_NE(text.find("peaks.bf17_tflops"), std::string::npos) << text;
+  EXPECT_EQ(text.find("c.json"), std::string::npos) << text;
+  std::filesystem::remove(dir.file("hardware/a.json"));
+  std::filesystem::remove(dir.file("hardware/b.json"));
+  d.clear();
+  ASSERT_TRUE(LoadKnowledgeBase(dir.path(), &kb, &d)) << FormatDiagnostics(d);
+  ASSERT_EQ(kb.hardware.size(), 1u);
+  EXPECT_DOUBLE_EQ(kb.hardware[0].peaks.fp4_tflops, 9000);
 }
 
 }  // namespace

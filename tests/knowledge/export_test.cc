@@ -19,7 +19,17 @@ void Fill(Store& store, const std::string& device, double speedup) {
   KnowledgeBase kb = ShippedKnowledge();
   OperatorSpec op = GemmOperator();
   ASSERT_TRUE(AnalyzeAndRecord(store, kb, op, "sm90", device, CublasGemmProfile(), nullptr, &err)) << err;
-  ASSERT_TRUE(store.UpsertDevice({device, "sm90", 132, 1, 2, "580", {{"dram_gbps", 4000.5}}, true, "t"}, &err));
+  DeviceRecord dev;
+  dev.name = device;
+  dev.arch = "sm90";
+  dev.sm_count = 132;
+  dev.l2_bytes = 1;
+  dev.memory_bytes = 2;
+  dev.driver = "580";
+  dev.calibrated = true;
+  dev.calibrated_at = "t";
+  dev.peaks.dram_gbps = 4000.5;
+  ASSERT_TRUE(store.UpsertDevice(dev, &err));
   RunRecord run;
   run.operator_name = op.name;
   run.arch = "sm90";

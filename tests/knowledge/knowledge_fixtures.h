@@ -6,7 +6,7 @@
 
 namespace forgek::testing_fixtures {
 
-// cuBLAS's bf16 8192^3 kernel on H200 as CUPTI reported it (shared/DEVICE.md), with metrics of the
+// cuBLAS's bf16 8192^3 kernel on H200 as CUPTI reported it (docs/profiling.md), with metrics of the
 // kind the range profiler returns for it.
 inline KernelProfile CublasGemmProfile() {
   KernelProfile p;

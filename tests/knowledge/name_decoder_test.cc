@@ -7,7 +7,7 @@ namespace forgek {
 namespace {
 
 TEST(NameDecoder, NvjetFromTheH200Gemm) {
-  // The kernel cuBLAS ran for bf16 8192^3 on H200 (shared/DEVICE.md): launched with block 384,
+  // The kernel cuBLAS ran for bf16 8192^3 on H200 (docs/profiling.md): launched with block 384,
   // cluster 2x1x1. The name's 1x2 is the cluster in tile space (M x N): two CTAs along N.
   KernelNameFields f;
   ASSERT_TRUE(DecodeKernelName("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", &f));

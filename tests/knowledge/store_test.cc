@@ -1,5 +1,6 @@
 // The store's entities: devices, runs, candidates, attempts, profiles, seals, exchanges.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 
@@ -27,17 +28,51 @@ TEST_F(StoreTest, OpenCreatesFoldersAndLatestSchema) {
   EXPECT_FALSE(std::filesystem::exists(dir_.file("none.db")));
 }
 
+// peaks_json as stores written before DevicePeaks held it: every key, zeros included, as a map.
+TEST_F(StoreTest, OldPeaksJsonStillReads) {
+  std::string path = dir_.file("deep/er/store.db");
+  store_.Close();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* insert =
+      "INSERT INTO devices (name, arch, sm_count, l2_bytes, memory_bytes, driver, peaks_json, calibrated, "
+      "calibrated_at) VALUES ('NVIDIA H200', 'sm90', 132, 62914560, 1, '580', '{\"bf16_tflops\":760.5,"
+      "\"copy_kernel_gbps\":3950.0,\"dram_gbps\":4290.0,\"fp16_tflops\":0.0,\"fp8_tflops\":1270.0,"
+      "\"memcpy_gbps\":4290.0,\"tf32_tflops\":400.0}', 1, '2026-11-29T12:00:00Z')";
+  ASSERT_EQ(sqlite3_exec(db, insert, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ASSERT_TRUE(store_.Open(path, &err_)) << err_;
+  DeviceRecord got;
+  bool found = false;
+  ASSERT_TRUE(store_.FindDevice("NVIDIA H200", "sm90", &got, &found, &err_)) << err_;
+  ASSERT_TRUE(found);
+  EXPECT_DOUBLE_EQ(got.peaks.dram_gbps, 4290);
+  EXPECT_DOUBLE_EQ(got.peaks.copy_kernel_gbps, 3950);
+  EXPECT_DOUBLE_EQ(got.peaks.BandwidthGbps(), 4290);
+  EXPECT_DOUBLE_EQ(got.peaks.TflopsFor(DType::bf16), 760.5);
+  EXPECT_DOUBLE_EQ(got.peaks.TflopsFor(DType::e4m3), 1270);
+  EXPECT_DOUBLE_EQ(got.peaks.TflopsFor(DType::f32), 400);
+  EXPECT_DOUBLE_EQ(got.peaks.fp16_tflops, 0);
+}
+
 TEST_F(StoreTest, DevicesUpsertByNameAndArch) {
-  DeviceRecord d{"NVIDIA H200", "sm90", 132, 62914560, 1, "580", {{"dram_gbps", 4800}}, false, ""};
+  DeviceRecord d;
+  d.name = "NVIDIA H200";
+  d.arch = "sm90";
+  d.sm_count = 132;
+  d.l2_bytes = 62914560;
+  d.memory_bytes = 1;
+  d.driver = "580";
+  d.peaks.dram_gbps = 4800;
   ASSERT_TRUE(store_.UpsertDevice(d, &err_)) << err_;
-  d.peaks["dram_gbps"] = 4290;
+  d.peaks.dram_gbps = 4290;
   d.calibrated = true;
   ASSERT_TRUE(store_.UpsertDevice(d, &err_)) << err_;
   std::vector<DeviceRecord> all;
   ASSERT_TRUE(store_.ListDevices(&all, &err_));
   ASSERT_EQ(all.size(), 1u);
   EXPECT_TRUE(all[0].calibrated);
-  EXPECT_DOUBLE_EQ(all[0].peaks["dram_gbps"], 4290);
+  EXPECT_DOUBLE_EQ(all[0].peaks.dram_gbps, 4290);
   bool found = false;
   DeviceRecord got;
   ASSERT_TRUE(store_.FindDevice("NVIDIA H200", "sm100", &got, &found, &err_));

@@ -220,20 +220,5 @@ TEST(WorkerProtocol, Base64KnownVectorsAndRejects) {
   EXPECT_FALSE(Base64Decode("Zm9*", &out));
 }
 
-TEST(WorkerProtocol, PeaksPickTheBoundForTheDtype) {
-  DevicePeaks p;
-  EXPECT_FALSE(p.valid());
-  p.copy_kernel_gbps = 3950;
-  p.memcpy_gbps = 4290;
-  p.bf16_tflops = 760;
-  p.fp8_tflops = 1270;
-  p.tf32_tflops = 400;
-  EXPECT_TRUE(p.valid());
-  EXPECT_DOUBLE_EQ(p.BandwidthGbps(), 4290);
-  EXPECT_DOUBLE_EQ(p.TflopsFor(DType::bf16), 760);
-  EXPECT_DOUBLE_EQ(p.TflopsFor(DType::e4m3), 1270);
-  EXPECT_DOUBLE_EQ(p.TflopsFor(DType::f32), 400);
-}
-
 }  // namespace
 }  // namespace forgek

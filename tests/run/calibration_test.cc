@@ -57,7 +57,7 @@ TEST(Calibration, DatasheetPeaksAreNotTakenForCalibrated) {
   DeviceRecord d = DeviceFromProbe(H200Probe(), "sm90", datasheet);
   EXPECT_FALSE(d.calibrated);
   EXPECT_EQ(d.name, "NVIDIA H200");
-  EXPECT_DOUBLE_EQ(d.peaks.at("dram_gbps"), 4100);  // the larger of the two bandwidths
+  EXPECT_DOUBLE_EQ(d.peaks.dram_gbps, 4100);  // the larger of the two bandwidths
   DevicePeaks back;
   EXPECT_FALSE(PeaksFromDevice(d, &back));
 }
