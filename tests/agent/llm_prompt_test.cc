@@ -105,7 +105,7 @@ TEST_F(ShippedPrompts, HugeOperatorTextIsCutWithAMarker) {
   op_.description = std::string(10u << 20, 'd');
   ProposalContext ctx;
   ctx.op = &op_;
-  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1);
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
   const std::string& description = vars["operator_description"];
   EXPECT_LT(description.size(), opts_.max_prompt_field_chars + 100);
   EXPECT_NE(description.find("[... cut: " + std::to_string((10u << 20) - opts_.max_prompt_field_chars) +
