@@ -22,6 +22,14 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
+// Why the run stops now, or "". A run whose --time went into analysing the incumbent still makes
+// its first attempts: a run of no attempt would report nothing about the operator at all.
+std::string StopReason(const RunState& state, Clock::time_point start) {
+  std::string stop = state.BudgetSpent(Seconds(start));
+  if (stop == "time" && state.AttemptsMade() == 0) return "";
+  return stop;
+}
+
 // Evaluates a batch: with one evaluator in order; with several, each GPU takes the next compiled
 // proposal as soon as it is free, and results are committed one at a time as they finish.
 bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::future<CompileResult>>& compiles,
@@ -30,7 +38,7 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
   if (services.evaluator) pool.push_back(services.evaluator);
   for (Evaluator* e : services.more_evaluators) pool.push_back(e);
   auto stop = [&] {
-    return !state.BudgetSpent(Seconds(start)).empty() || (services.stop_requested && services.stop_requested());
+    return !StopReason(state, start).empty() || (services.stop_requested && services.stop_requested());
   };
   if (pool.size() <= 1) {
     for (size_t i = 0; i < proposals.size(); ++i) {
@@ -83,7 +91,7 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
 bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSummary* summary,
           Clock::time_point start, std::string* err) {
   while (true) {
-    std::string stop = state.BudgetSpent(Seconds(start));
+    std::string stop = StopReason(state, start);
     if (!stop.empty()) {
       summary->stop_reason = stop;
       return true;

@@ -27,6 +27,7 @@ class RunState {
   // "" while the budget lasts, else why the run stops (iterations, time, patience, interrupted).
   std::string BudgetSpent(double elapsed_s) const;
   int AttemptsLeft() const;
+  int AttemptsMade() const { return attempts_this_run_; }
   // The agent's view: operator, hardware, incumbent analysis, fresh decisions, history.
   ProposalContext Context();
   // A compiled proposal with its evaluation (none when it did not compile or with --compile-only).

@@ -267,6 +267,24 @@ TEST(RunLoop, AnAgentCutByTheTimeBudgetEndsTheRunOnTimeNotAsAFailure) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
+// A --time shorter than the incumbent's analysis (seen in `batch --all` with a few seconds per
+// operator) still gives the run its first attempt, so it reports something about the operator.
+TEST(RunLoop, ARunWhoseTimeWentIntoItsStartStillMakesAnAttempt) {
+  LoopFixture fx;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  BuiltinAgent agent;
+  RunServices services{&agent, &compiler, nullptr, nullptr};
+  RunOptions opts;
+  opts.compile_only = true;
+  opts.iterations = 0;
+  opts.time_s = 1e-9;
+  RunSummary s;
+  std::string err;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_EQ(s.stop_reason, "time");
+  EXPECT_EQ(s.attempts, 1) << "the first attempt, and no more once the budget is known to be spent";
+}
+
 TEST(RunLoop, CompileOnlyNeedsNoEvaluator) {
   LoopFixture fx;
   Compiler compiler(TestCompilerOptions(fx.dir));
