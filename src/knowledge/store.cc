@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <ctime>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <system_error>
 
@@ -107,12 +109,19 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
   std::string why;
   int64_t app_id = 0, version = 0, tables = 0;
   {
-    sql::Stmt count(db_, "SELECT count(*) FROM sqlite_schema");
-    bool row = false;
-    if (!PragmaInt(db_, "PRAGMA application_id", &app_id, &why) || !PragmaInt(db_, "PRAGMA user_version", &version, &why) ||
-        !count.Step(&row, &why))
-      return fail(UnreadableStore(db_, path));
-    tables = count.Int(0);
+    // One read transaction: another process may be creating the store right now (its first
+    // migration), and three separate reads could see the ids before and the tables after it.
+    if (!sql::Exec(db_, "BEGIN", &why)) return fail(UnreadableStore(db_, path));
+    bool read = PragmaInt(db_, "PRAGMA application_id", &app_id, &why) &&
+                PragmaInt(db_, "PRAGMA user_version", &version, &why);
+    if (read) {
+      sql::Stmt count(db_, "SELECT count(*) FROM sqlite_schema");
+      bool row = false;
+      read = count.Step(&row, &why);
+      if (read) tables = count.Int(0);
+    }
+    sql::Exec(db_, "COMMIT", nullptr);
+    if (!read) return fail(UnreadableStore(db_, path));
   }
   if ((app_id != 0 && app_id != schema::kApplicationId) || (app_id == 0 && (version != 0 || tables != 0)))
     return fail(path + " is an SQLite database of another program, not a forgek knowledge store; it was left untouched");
@@ -131,8 +140,16 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
   if (mode != StoreMode::read_only) {
     // WAL: readers never block the writer; FULL: a committed transaction survives a crash of
     // the process and of the machine.
-    if (!sql::Exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", &why))
-      return fail("cannot set up knowledge store " + path + ": " + why);
+    // Switching to WAL takes an exclusive lock and SQLite answers "locked" at once instead of
+    // waiting (no busy handler): while another process holds the store, retry within the timeout.
+    bool set = false;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);;) {
+      set = sql::Exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", &why);
+      int code = sqlite3_errcode(db_) & 0xff;
+      if (set || (code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!set) return fail("cannot set up knowledge store " + path + ": " + why);
   }
   if (!sql::Exec(db_, "PRAGMA foreign_keys=ON;", &why)) return fail("cannot set up knowledge store " + path + ": " + why);
 
