@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "core/json_parse.h"
+#include "forgek/params.h"
 #include "forgek/candidate.h"
 #include "forgek/hash.h"
 #include "forgek/seal.h"
@@ -122,17 +123,10 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     return false;
   }
   ParamAssignment params;
-  nlohmann::json pj = ParseJsonLenient(params_json);
-  if (!pj.is_object()) {
-    *err = what + " has malformed params: " + params_json;
+  std::string why;
+  if (!ParseParamsJson(params_json, &params, &why)) {
+    *err = what + ": " + why;
     return false;
-  }
-  for (auto it = pj.begin(); it != pj.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      *err = what + ": param " + it.key() + " is not an integer";
-      return false;
-    }
-    params[it.key()] = it.value().get<int64_t>();
   }
   CompileRequest req{"kernel.cu", cand.source, arch, ParamDefines(params)};
   CompileResult compiled = compiler.CompileNow(req);

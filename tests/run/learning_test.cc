@@ -7,6 +7,7 @@
 #include "forgek/store.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
+#include "toy_operator.h"
 
 namespace forgek {
 namespace {
@@ -45,20 +46,7 @@ TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned)
   WriteFile(dir.file("toy/families/wg.cu"), kFamily);
   WriteFile(dir.file("toy/golden.cu"), kGolden);
   OperatorSpec op;
-  op.name = "toy";
-  op.category = "elementwise";
-  op.dir = dir.file("toy");
-  op.path = dir.file("toy/operator.json");
-  op.params = {"N"};
-  op.configs = {{"small", {{"N", 1 << 12}}}, {"large", {{"N", 1 << 20}}}};
-  op.tensors = {{"x", TensorRole::input, DType::f32, {"N"}, {}}, {"y", TensorRole::output, DType::f32, {"N"}, {}}};
-  op.flops = "N";
-  op.bytes = "8*N";
-  op.tolerance.rel_l2 = 1e-5;
-  op.tolerance.max_abs = 1e-5;
-  op.reference.library = "scripted.reference";
-  op.golden = "golden.cu";
-  op.families = {"families/wg.cu"};
+  op = ToyOperator(dir.file("toy"), {"families/wg.cu"});
 
   Store store;
   std::string err;

@@ -8,6 +8,7 @@
 #include "forgek/evaluation.h"
 #include "forgek/operator_spec.h"
 #include "test_util.h"
+#include "toy_operator.h"
 
 namespace forgek {
 
@@ -44,20 +45,7 @@ struct LoopFixture {
     WriteFile(dir.file("toy/families/tiled.cu"), kFastFamily);
     WriteFile(dir.file("toy/families/broken.cu"), kBrokenFamily);
     WriteFile(dir.file("toy/golden.cu"), kGolden);
-    op.name = "toy";
-    op.category = "elementwise";
-    op.dir = dir.file("toy");
-    op.path = dir.file("toy/operator.json");
-    op.params = {"N"};
-    op.configs = {{"small", {{"N", 1 << 12}}}, {"large", {{"N", 1 << 20}}}};
-    op.tensors = {{"x", TensorRole::input, DType::f32, {"N"}, {}}, {"y", TensorRole::output, DType::f32, {"N"}, {}}};
-    op.flops = "N";
-    op.bytes = "8*N";
-    op.tolerance.rel_l2 = 1e-5;
-    op.tolerance.max_abs = 1e-5;
-    op.reference.library = "scripted.reference";
-    op.golden = "golden.cu";
-    op.families = {"families/tiled.cu", "families/broken.cu"};
+    op = ToyOperator(dir.file("toy"), {"families/tiled.cu", "families/broken.cu"});
   }
 };
 
