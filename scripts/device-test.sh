@@ -62,6 +62,8 @@ STEPS=(
   "probe|$bin/forgek worker --probe"
   "doctor|$F doctor"
   "gpu-tests|timeout 300 $bin/forgek_tests --gtest_filter='Gpu*' --gtest_color=no"
+  # Tests that need the full toolkit (cuobjdump) rather than a GPU; they skip on the CI machine.
+  "toolkit-tests|timeout 120 $bin/forgek_tests --gtest_filter='SassClassifier.*' --gtest_color=no"
   "ops-bench|timeout 240 $F --json ops bench ${BENCH_OPS:-} --seeds 2"
   "eval-softmax-seed|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
   "eval-softmax-seed-cached|$bin/forgek --json eval --op softmax_fp32 --kernel operators/softmax_fp32/seed.cu"
@@ -114,7 +116,7 @@ for step in "${STEPS[@]}"; do
   [[ $rc -ne 0 ]] && status="FAIL($rc)"
   rows+=("$(printf '%-28s %-9s %7.2f' "$name" "$status" "$secs")")
   # Individual gtest results, one row each.
-  if [[ $name == gpu-tests ]]; then
+  if [[ $name == gpu-tests || $name == toolkit-tests ]]; then
     while read -r line; do
       t=$(sed -E 's/^\[ *([A-Z]+) *\] ([^ ]+) \(([0-9]+) ms\).*/\1 \2 \3/' <<<"$line")
       read -r res test ms <<<"$t"

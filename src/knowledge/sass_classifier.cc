@@ -48,6 +48,9 @@ std::map<std::string, int> ClassifySass(const std::string& sass) {
     std::string op = OpcodeOf(line);
     if (op.empty()) continue;
     std::string base = op.substr(0, op.find('.'));
+    // The evict-first hint (ld/st.global.cs, __ldcs/__stcs) is a mechanism of its own, whatever the
+    // width: "STG.E.EF.128" counts as STG.128 and as STG.EF.
+    if ((base == "LDG" || base == "STG") && HasModifier(op, "EF")) ++classes[base + ".EF"];
     // Width matters for plain memory instructions: 16-byte accesses are a mechanism of their own.
     if ((base == "LDG" || base == "STG" || base == "LDS" || base == "STS" || base == "LD" || base == "ST") &&
         HasModifier(op, "128")) {

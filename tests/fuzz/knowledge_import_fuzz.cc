@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "forgek/store.h"
@@ -11,11 +12,19 @@
 
 namespace {
 
+std::string scratch_dir;
+
 forgek::Store& ScratchStore() {
   static forgek::Store* store = [] {
     char tmpl[] = "/tmp/forgek-fuzz-store-XXXXXX";
     const char* made = mkdtemp(tmpl);
     if (!made) std::abort();
+    scratch_dir = made;
+    // The store stays open for the process's life; its folder goes when the fuzzer exits.
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch_dir, ec);
+    });
     auto* s = new forgek::Store;
     std::string err;
     if (!s->Open(std::string(made) + "/k.db", &err)) std::abort();

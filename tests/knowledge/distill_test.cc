@@ -55,6 +55,9 @@ class DistillTest : public ::testing::Test {
       if (d.scope.mechanism == mech && d.scope.setting == setting && d.scope.regime == regime) return &d;
     return nullptr;
   }
+  // The pointer points into `ds`: a temporary list would leave it dangling.
+  const DecisionRecord* Find(std::vector<DecisionRecord>&&, const std::string&, const std::string&,
+                             const std::string& = "large") = delete;
   void Record(const SettingComparison& c, const OperatorSpec& op) {
     ComparisonOrigin origin{&op, "sm90", "NVIDIA H200", "run1"};
     ASSERT_TRUE(RecordComparison(store_, origin, c, nullptr, &err_)) << err_;
@@ -192,7 +195,8 @@ TEST_F(DistillTest, AnAblationValidatesTheFasterSettingAndNothingElse) {
   ParamAssignment bm64 = best;
   bm64["STAGES"] = 3;
   for (const SettingComparison& c : CompareAblation(op_, f.manifest, best, bm64, same)) Record(c, op_);
-  const DecisionRecord* s3 = Find(All(), "mbarrier_pipeline", "stages=3");
+  std::vector<DecisionRecord> after_same = All();
+  const DecisionRecord* s3 = Find(after_same, "mbarrier_pipeline", "stages=3");
   ASSERT_NE(s3, nullptr);
   EXPECT_EQ(s3->verdict, "hypothesis");
   EXPECT_NE(s3->text.find("no effect beyond noise"), std::string::npos) << s3->text;
@@ -224,7 +228,9 @@ TEST_F(DistillTest, ExpertObservationsAloneStayHypotheses) {
   EXPECT_NE(pipe->settings_json.find("\"stages\":\"3\""), std::string::npos) << pipe->settings_json;
   // Recording the same profile again adds nothing: observations and evidence are content-hashed.
   ASSERT_TRUE(AnalyzeAndRecord(store_, kb_, op_, "sm90", "NVIDIA H200", CublasGemmProfile(), nullptr, &err_));
-  EXPECT_EQ(Find(All(), "wgmma", "")->supporting, 1);
+  std::vector<DecisionRecord> all = All();
+  ASSERT_NE(Find(all, "wgmma", ""), nullptr);
+  EXPECT_EQ(Find(all, "wgmma", "")->supporting, 1);
   // Only observations and comparisons are evidence.
   EvidenceRecord attempt;
   attempt.kind = "attempt";

@@ -41,6 +41,18 @@ TEST(SassClassifier, NvdisasmStyleLinesAndEmptyText) {
   EXPECT_EQ(c["SHFL"], 1);
 }
 
+TEST(SassClassifier, EvictFirstStoresCountAsTheirWidthAndAsStreaming) {
+  auto c = ClassifySass("  /*0100*/ STG.E.EF.128 desc[UR4][R2.64], R4 ;\n"
+                        "  /*0110*/ @P1 STG.E.EF desc[UR4][R6.64], R8 ;\n"
+                        "  /*0120*/ STG.E.128 desc[UR4][R10.64], R12 ;\n"
+                        "  /*0130*/ LDG.E.EF.128 R16, desc[UR4][R14.64] ;\n");
+  EXPECT_EQ(c["STG.EF"], 2);
+  EXPECT_EQ(c["STG.128"], 2);
+  EXPECT_EQ(c["STG"], 1);
+  EXPECT_EQ(c["LDG.EF"], 1);
+  EXPECT_EQ(c["LDG.128"], 1);
+}
+
 TEST(SassClassifier, ObservationsNameMechanisms) {
   KnowledgeBase kb;
   Diagnostics d;
@@ -79,7 +91,8 @@ TEST(SassClassifier, DisassemblesAToolkitCubin) {
             "  float4 v = x[threadIdx.x];\n"
             "  float s = v.x + v.y + v.z + v.w;\n"
             "  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);\n"
-            "  y[threadIdx.x] = s;\n}\n");
+            "  y[threadIdx.x] = s;\n"
+            "  __stcs(reinterpret_cast<float4*>(y) + 64 + threadIdx.x, v);  // st.global.cs: evict-first\n}\n");
   std::string cmd = nvcc + " -cubin -arch=sm_90a -o " + dir.file("k.cubin") + " " + dir.file("k.cu") + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::string sass, err;
@@ -87,6 +100,7 @@ TEST(SassClassifier, DisassemblesAToolkitCubin) {
   auto c = ClassifySass(sass);
   EXPECT_GE(c["LDG.128"], 1) << sass;
   EXPECT_GE(c["SHFL"], 5) << sass;
+  EXPECT_GE(c["STG.EF"], 1) << sass;  // the streaming_store mechanism's SASS, as this toolkit writes it
   EXPECT_FALSE(DisassembleCubin("not a cubin", &sass, &err));
 }
 
