@@ -15,6 +15,7 @@ export FORGEK_BIN="$PWD/$bin/forgek"
 # Test binaries link cpp-httplib (the LLM tests' loopback server); its library travels in BIN_DIR.
 export LD_LIBRARY_PATH="$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FORGEK_OPERATORS="$PWD/operators"
+export FORGEK_SOURCE_DIR="$PWD"  # the tests' fixtures (tests/*/data) in this copy of the tree
 export XDG_CACHE_HOME="$PWD/$out/cache"
 
 store="$PWD/$out/store.db"

@@ -124,6 +124,11 @@ void WriteFile(const std::string& path, const std::string& text) {
   f << text;
 }
 
-std::string SourceDir() { return FORGEK_SOURCE_DIR; }
+// The tree the tests were built from, or FORGEK_SOURCE_DIR when set (the GPU machine runs the
+// binaries over a copy of the tree at another path).
+std::string SourceDir() {
+  const char* dir = std::getenv("FORGEK_SOURCE_DIR");
+  return dir && *dir ? dir : FORGEK_SOURCE_DIR;
+}
 
 }  // namespace forgek
