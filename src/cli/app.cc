@@ -1,8 +1,12 @@
 // The top-level command line: global options, logging set-up, dispatch and exit-code mapping.
 #include "cli/app.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <filesystem>
 #include <memory>
 
@@ -52,14 +56,57 @@ void SetUpLogging(const Context& ctx) {
     sinks.push_back(file_sink);
   }
   auto logger = std::make_shared<spdlog::logger>("forgek", sinks.begin(), sinks.end());
+  // A log file that stops taking writes (a full disk, /dev/full) is said once, in forgek's words;
+  // the run goes on with its diagnostics on stderr.
+  logger->set_error_handler([path = ctx.log_file](const std::string& msg) {
+    static bool said = false;
+    if (said) return;
+    said = true;
+    std::fprintf(stderr, "forgek: warning: cannot write the log file %s (%s); diagnostics go on to stderr only\n",
+                 path.c_str(), msg.c_str());
+  });
   logger->set_level(spdlog::level::trace);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 
+// `forgek bogus`: CLI11 only says a subcommand is required; name the word that is not a command.
+// Returns "" when every word on the line is an option, an option's value or a command.
+std::string UnknownCommandWord(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") return "";
+    if (!word.empty() && word[0] == '-') {
+      if (word.find('=') != std::string::npos) continue;
+      const CLI::Option* opt = app.get_option_no_throw(word);
+      if (opt && opt->get_items_expected_min() > 0) ++i;  // the option's value (flags take none)
+      continue;
+    }
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->check_name(word)) return "";
+    return word;
+  }
+  return "";
+}
+
+// Data goes to stdout; a write that failed there (a full disk, a closed pipe's reader, /dev/full)
+// must not end in exit 0 with the output cut short.
+bool StdoutWritten(std::string* err) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail()) {
+    *err = errno != 0 ? std::strerror(errno) : "a write failed (a full disk, or the reader went away): the output is incomplete";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunCommandLine(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which every writer handles (the
+  // old file kept, the temporary removed), instead of the signal killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   LogToStderr();
   Context ctx;
   CLI::App app{"forgek: evolves faster GPU kernels and remembers what it learned", "forgek"};
@@ -99,6 +146,16 @@ int RunCommandLine(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
+    std::string word = UnknownCommandWord(app, argc, argv);
+    if (!word.empty()) {
+      std::string commands;
+      const CLI::App& top = app;
+      for (const CLI::App* sub : top.get_subcommands([](const CLI::App*) { return true; }))
+        commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      std::fprintf(stderr, "forgek: unknown command '%s'; the commands: %s\nRun 'forgek --help' for usage.\n",
+                   word.c_str(), commands.c_str());
+      return kExitUsage;
+    }
     std::fprintf(stderr, "forgek: %s\nRun 'forgek --help' for usage.\n", e.what());
     return kExitUsage;
   } catch (const UsageError& e) {
@@ -109,6 +166,11 @@ int RunCommandLine(int argc, char** argv) {
     return kExitFailure;
   } catch (const std::exception& e) {
     spdlog::error("internal error: {}", e.what());
+    return kExitFailure;
+  }
+  std::string err;
+  if (!StdoutWritten(&err)) {
+    spdlog::error("writing standard output: {}", err);
     return kExitFailure;
   }
   return ctx.exit_code;

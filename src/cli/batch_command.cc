@@ -21,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
+#include "cli/load_operator.h"
 #include "cli/option_checks.h"
 #include "forgek/batch.h"
 #include "forgek/budget.h"
@@ -164,9 +165,8 @@ double TotalTime(const BatchArgs& a) {
 }
 
 // Splits `total` seconds by headroom; fills a.seconds and logs each share with its reason.
-void SplitTime(const Context& ctx, BatchArgs& a, double total) {
+void SplitTime(const Context& ctx, BatchArgs& a, double total, const std::map<std::string, double>& bench) {
   if (total <= 0) return;
-  std::map<std::string, double> bench = BenchSol(a.headroom_from);
   Store store;
   std::string err;
   if (!store.Open(StorePath(ctx), &err)) throw Failure("store: " + err);
@@ -199,7 +199,11 @@ void Batch(Context& ctx, BatchArgs& a) {
     if (a.ops.empty()) throw Failure("no operators in " + OperatorsDir(ctx));
   }
   if (a.ops.empty()) throw UsageError("name the operators to run, or --all");
+  // Everything the command line says is checked before a GPU is looked for: an unknown operator,
+  // a missing --headroom-from file or a bad duration is a usage error on any machine.
+  for (const std::string& op : a.ops) LoadOperatorOption(ctx, "OPS", op);
   const double total_s = TotalTime(a);
+  const std::map<std::string, double> bench = BenchSol(a.headroom_from);
   std::vector<int> gpus;
   std::string err;
   {
@@ -210,7 +214,7 @@ void Batch(Context& ctx, BatchArgs& a) {
       throw Failure("no usable GPU: " + (!err.empty() ? err : probe.error));
     if (!ParseGpuList(a.gpus, static_cast<int>(probe.devices.size()), &gpus, &err)) throw UsageError(err);
   }
-  SplitTime(ctx, a, total_s);
+  SplitTime(ctx, a, total_s, bench);
   std::string log_dir = a.log_dir.empty() ? DefaultLogDir() : a.log_dir;
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
@@ -251,7 +255,7 @@ void set_batch_command(CLI::App& app, Context& ctx) {
   cmd->add_option("OPS", a->ops, "Operator names or aliases");
   cmd->add_flag("--all", a->all, "Every operator of the suite");
   cmd->add_option("--gpus", a->gpus, "GPUs to use: all, a count (2) or indices (0,2 or 3,)")
-      ->check(GpuListSyntax())
+      ->check(NonEmpty() & GpuListSyntax())
       ->capture_default_str();
   cmd->add_option("--log-dir", a->log_dir, "Folder for each run's log and JSON summary (default under the cache)");
   cmd->add_option("--agent", a->agent, "Agent of every run")->check(CLI::IsMember({"builtin"}))->capture_default_str();
@@ -259,13 +263,15 @@ void set_batch_command(CLI::App& app, Context& ctx) {
       ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
   cmd->add_option("--time", a->time,
-                  "Total wall-time budget of the batch, split across operators by headroom: 90, 90s, 15m, 1h");
+                  "Total wall-time budget of the batch, split across operators by headroom: 90, 90s, 15m, 1h")
+      ->check(NonEmpty());
   cmd->add_option("--time-per-op", a->time_per_op,
-                  "Budget per operator on average (the total, operators x this, is split by headroom)");
+                  "Budget per operator on average (the total, operators x this, is split by headroom)")
+      ->check(NonEmpty());
   cmd->add_option("--headroom-from", a->headroom_from,
                   "JSON of `forgek --json ops bench`: SOL % for operators the store has not measured");
   cmd->add_option("--min-time", a->floor_s, "Seconds every run gets before the split by headroom")
-      ->check(CLI::NonNegativeNumber)
+      ->check(FiniteNonNegative())
       ->capture_default_str();
   cmd->add_option("--scoreboard-md", a->scoreboard_md, "Write the suite scoreboard (per config) as markdown here");
   cmd->add_option("--scoreboard-json", a->scoreboard_json, "Write the suite scoreboard as JSON here");

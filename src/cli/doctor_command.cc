@@ -187,12 +187,27 @@ fs::path ExistingAncestor(fs::path path) {
   return path.empty() ? fs::path(".") : path;
 }
 
+// access() says yes to root everywhere (/proc included): create and remove a file to be sure.
+bool CanCreateFileIn(const fs::path& dir) {
+  std::string probe = (dir / ".forgek-doctor-XXXXXX").string();
+  int fd = mkstemp(probe.data());
+  if (fd < 0) return false;
+  close(fd);
+  std::remove(probe.c_str());
+  return true;
+}
+
 Check CheckStore(const std::string& store) {
   Check c{"store"};
   std::error_code ec;
   fs::path path = fs::absolute(store, ec);
   if (fs::exists(path, ec)) {
-    if (fs::is_directory(path, ec)) {
+    if (!fs::is_directory(path, ec) && !fs::is_regular_file(path, ec)) {
+      Store special;
+      std::string err;
+      special.Open(path.string(), &err, StoreMode::existing);  // names what the file is
+      c.detail = err;
+    } else if (fs::is_directory(path, ec)) {
       c.detail = path.string() + " is a folder: --store / FORGEK_STORE must name a file";
     } else if (access(path.c_str(), R_OK | W_OK) != 0) {
       c.detail = path.string() + " is not readable and writable by this user: fix its permissions or use --store";
@@ -210,8 +225,17 @@ Check CheckStore(const std::string& store) {
     }
     return c;
   }
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    // exists() is false for a dangling link or a loop: opening it would fail or create elsewhere.
+    Store linked;
+    std::string err;
+    if (!linked.Open(path.string(), &err, StoreMode::existing) && err.rfind("no knowledge store", 0) != 0) {
+      c.detail = err;  // a loop
+      return c;
+    }
+  }
   fs::path ancestor = ExistingAncestor(path.parent_path());
-  if (!fs::is_directory(ancestor, ec) || access(ancestor.c_str(), W_OK | X_OK) != 0) {
+  if (!fs::is_directory(ancestor, ec) || access(ancestor.c_str(), W_OK | X_OK) != 0 || !CanCreateFileIn(ancestor)) {
     c.detail = path.string() + " cannot be created: " + ancestor.string() +
                " is not a writable folder; use --store or FORGEK_STORE to pick another place";
     return c;

@@ -16,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/json_parse.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "forgek/knowledge.h"
 #include "forgek/operator_spec.h"
 #include "forgek/store.h"
@@ -32,9 +33,10 @@ struct KnowledgeOptions {
   int limit = 0;
 };
 
+// True when something is at `path` (a link loop or a FIFO included: Store::Open then says what).
 bool StoreExists(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::exists(path, ec);
+  return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
 }
 
 void OpenOrThrow(Store* store, const std::string& path, StoreMode mode) {
@@ -421,7 +423,7 @@ void set_knowledge_command(CLI::App& app, Context& ctx) {
   list->add_option("--regime", o->regime, "Decisions of this shape regime (skinny, small, large)");
   list->add_option("--kind", o->kind, "Observations of this kind (launch, name, metric, sass, roofline)");
   list->add_option("--subject", o->subject, "Observations of this subject (reference, seal:ID, ...)");
-  list->add_option("--limit", o->limit, "At most this many rows of each");
+  list->add_option("--limit", o->limit, "At most this many rows of each (0: all)")->check(WholeNumber(0, 1000000000));
   list->callback([&ctx, o] { RunList(ctx, *o); });
 
   CLI::App* show = cmd->add_subcommand("show", "A decision with its evidence, or a catalogue mechanism");

@@ -30,7 +30,7 @@ struct BenchArgs {
 // Every named operator loaded (all of them when none is named), before the GPU is touched.
 std::vector<OperatorSpec> LoadOperators(const Context& ctx, const std::vector<std::string>& names) {
   std::vector<OperatorSpec> ops;
-  for (const std::string& name : names) ops.push_back(LoadOperatorOrFail(ctx, name));
+  for (const std::string& name : names) ops.push_back(LoadOperatorOption(ctx, "OPS", name));
   if (!names.empty()) return ops;
   const std::string root = OperatorsDir(ctx);
   for (const std::string& dir : ListOperatorDirs(root)) {

@@ -38,10 +38,10 @@ json DiagnosticJson(const Diagnostic& d) {
   return {{"file", d.file}, {"field", d.field}, {"line", d.line}, {"column", d.column}, {"message", d.message}};
 }
 
-// The folder of an operator named by name or alias; throws Failure naming close matches.
+// The folder of an operator named by name or alias; an unknown name is a usage error naming close matches.
 std::string OperatorDir(const Context& ctx, const std::string& name) {
   std::string dir, err;
-  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw Failure(err);
+  if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw UsageError(err);
   return dir;
 }
 
@@ -364,13 +364,8 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
   }
   for (const std::string& name : names) {
     std::string dir, err;
-    if (ResolveOperator(root, name, &dir, &err)) {
-      dirs.push_back(dir);
-      continue;
-    }
-    results.push_back(std::make_unique<Validation>());
-    results.back()->name = name;
-    results.back()->diags.push_back({"", "", 0, 0, err});
+    if (!ResolveOperator(root, name, &dir, &err)) throw UsageError(err);  // a name that means nothing
+    dirs.push_back(dir);
   }
   std::vector<std::pair<CompileRequest, Validation*>> compiles;
   std::vector<OperatorSpec> loaded;

@@ -22,7 +22,9 @@ std::vector<std::string> SplitCommas(const std::string& text) {
 
 ParamAssignment ChooseParams(const std::string& text, const CandidateManifest& m, const std::string& file) {
   std::map<std::string, std::string> given;
-  for (const std::string& item : SplitCommas(text)) {
+  const std::vector<std::string> items = SplitCommas(text);
+  if (items.empty() && !text.empty()) throw UsageError("--params: no NAME=VALUE in '" + text + "'");
+  for (const std::string& item : items) {
     size_t eq = item.find('=');
     if (eq == std::string::npos) throw UsageError("--params: '" + item + "' is not NAME=VALUE");
     given[item.substr(0, eq)] = item.substr(eq + 1);

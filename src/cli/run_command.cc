@@ -264,7 +264,7 @@ void set_run_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--iterations", a->iterations, "Candidates to evaluate (0: until another budget ends)")
       ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
-  cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h");
+  cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h")->check(NonEmpty());
   cmd->add_option("--patience", a->patience, "Stop after this many candidates without a new best (0: never)")
       ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")
@@ -285,7 +285,7 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--gpus", a->gpus,
                   "GPUs to evaluate on, one worker each: all, a count (2) or indices (0,2 or 3,); default: the first")
-      ->check(GpuListSyntax());
+      ->check(NonEmpty() & GpuListSyntax());
   cmd->add_option("--config", a->configs, "Evaluate only this config (repeatable; disables sealing)");
   cmd->add_option("--resume", a->resume, "Continue an earlier run (its id from the summary or the store)")
       ->check(NonEmpty());

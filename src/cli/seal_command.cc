@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
 #include "forgek/operator_spec.h"
@@ -126,24 +127,24 @@ void set_seal_command(CLI::App& app, Context& ctx) {
   list->callback([&ctx, args] { List(ctx, *args); });
 
   CLI::App* show = seal->add_subcommand("show", "Show one seal with its lineage, as JSON");
-  show->add_option("ID", args->id, "Seal id or unique prefix")->required();
+  show->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
   show->callback([&ctx, args] { Show(ctx, *args); });
 
   CLI::App* exp = seal->add_subcommand("export", "Write a self-contained folder loadable with the CUDA driver API");
-  exp->add_option("ID", args->id, "Seal id or unique prefix")->required();
-  exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty)")->required();
+  exp->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
+  exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty)")->required()->check(NonEmpty());
   exp->add_flag("--allow-rebuilt", args->allow_rebuilt,
                 "Export even when this toolchain's cubin differs from the sealed one");
   exp->callback([&ctx, args] { Export(ctx, *args); });
 
   CLI::App* verify = seal->add_subcommand(
       "verify", "Re-validate a seal on this GPU: correct on every config, not slower than sealed (exit 3 if so)");
-  verify->add_option("ID", args->id, "Seal id or unique prefix")->required();
+  verify->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
   verify->callback([&ctx, args] { Verify(ctx, *args); });
 
   CLI::App* diff = seal->add_subcommand("diff", "Compare two seals side by side");
-  diff->add_option("A", args->id, "First seal")->required();
-  diff->add_option("B", args->other, "Second seal")->required();
+  diff->add_option("A", args->id, "First seal")->required()->check(NonEmpty());
+  diff->add_option("B", args->other, "Second seal")->required()->check(NonEmpty());
   diff->callback([&ctx, args] { Diff(ctx, *args); });
 }
 

@@ -3,12 +3,15 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 #include <fstream>
+#include <map>
+#include <set>
 #include <system_error>
 
 #include "knowledge/schema.h"
@@ -53,6 +56,64 @@ std::string UnreadableStore(sqlite3* db, const std::string& path) {
   return "knowledge store " + path + " is corrupt or not a store: " + why;
 }
 
+// What a store file is when it is not a plain file ("" for a regular file or one not there yet):
+// SQLite would block for ever opening a FIFO and cannot live in a device or socket.
+std::string SpecialFileKind(const std::string& path) {
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (ec && ec.value() == ELOOP) return "a symbolic link loop";
+  if (ec || !fs::exists(st)) return "";
+  switch (st.type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::character:
+    case fs::file_type::block: return "a device";
+    default: return "not a regular file";
+  }
+}
+
+// Every table and column of a store at the latest schema, read once from an in-memory store built
+// by the migrations themselves (so this list can never fall behind them).
+const std::map<std::string, std::set<std::string>>& ExpectedSchema() {
+  static const std::map<std::string, std::set<std::string>> expected = [] {
+    std::map<std::string, std::set<std::string>> out;
+    sqlite3* mem = nullptr;
+    std::string err;
+    if (sqlite3_open(":memory:", &mem) == SQLITE_OK && schema::MigrateTo(mem, schema::LatestVersion(), &err)) {
+      sql::Stmt tables(mem, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+      bool row = false;
+      while (tables.Step(&row, &err) && row) out[tables.Text(0)];
+      for (auto& [table, columns] : out) {
+        sql::Stmt info(mem, "SELECT name FROM pragma_table_info(?)");
+        info.Bind(1, table);
+        while (info.Step(&row, &err) && row) columns.insert(info.Text(0));
+      }
+    }
+    if (mem) sqlite3_close(mem);
+    return out;
+  }();
+  return expected;
+}
+
+// The first table or column of the latest schema that `db` lacks ("" when it has them all): a store
+// whose tables were dropped or altered by hand fails here, not in the middle of a command.
+std::string MissingSchemaPart(sqlite3* db) {
+  std::string err;
+  for (const auto& [table, columns] : ExpectedSchema()) {
+    std::set<std::string> have;
+    sql::Stmt info(db, "SELECT name FROM pragma_table_info(?)");
+    info.Bind(1, table);
+    bool row = false;
+    while (info.Step(&row, &err) && row) have.insert(info.Text(0));
+    if (have.empty()) return "table " + table;
+    for (const std::string& c : columns)
+      if (!have.count(c)) return "column " + table + "." + c;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string NowIso8601() {
@@ -85,8 +146,10 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
     return false;
   };
   std::error_code ec;
+  const std::string special = SpecialFileKind(path);
+  if (special == "a folder") return fail("knowledge store " + path + " is a folder, not a file");
+  if (!special.empty()) return fail("knowledge store " + path + " is " + special + ", not a regular file");
   bool exists = fs::exists(path, ec);
-  if (exists && fs::is_directory(path, ec)) return fail("knowledge store " + path + " is a folder, not a file");
   if (!exists && mode != StoreMode::create) return fail("no knowledge store at " + path);
   if (exists) {
     bool empty = false;
@@ -159,6 +222,10 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
                   "; open it once for writing to migrate it to " + std::to_string(latest));
     if (!schema::MigrateTo(db_, latest, &why)) return fail("knowledge store " + path + ": " + why);
   }
+  const std::string missing = MissingSchemaPart(db_);
+  if (!missing.empty())
+    return fail("knowledge store " + path + " lacks " + missing + " of schema version " + std::to_string(latest) +
+                " (altered by another program?); it was left untouched");
   schema_version_ = latest;
   return true;
 }

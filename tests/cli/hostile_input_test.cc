@@ -75,8 +75,9 @@ TEST(HostileInput, InvalidKnowledgeImportChangesNothingAndShowStaysValidJson) {
 }
 
 TEST(HostileInput, ExportThatCannotBeWrittenKeepsTheOldFile) {
-  // A full disk, made deterministic: the child inherits a 64 KiB file-size limit (and an ignored
-  // SIGXFSZ), so writing a ~200 KB export fails half-way. Before, keep.json was left truncated.
+  // A full disk, made deterministic: the child inherits a 64 KiB file-size limit, so writing a
+  // ~200 KB export fails half-way. Before, keep.json was left truncated. SIGXFSZ keeps its default
+  // action (death, as under `ulimit -f` in a shell): forgek must ignore it itself and clean up.
   TempDir dir;
   std::string store = dir.file("k.db");
   nlohmann::json doc = {{"format", "forgek-knowledge"},
@@ -88,7 +89,7 @@ TEST(HostileInput, ExportThatCannotBeWrittenKeepsTheOldFile) {
   std::string keep = dir.file("keep.json"), valid = "{\"format\": \"forgek-knowledge\"}\n";
   WriteFile(keep, valid);
 
-  auto previous_signal = std::signal(SIGXFSZ, SIG_IGN);
+  auto previous_signal = std::signal(SIGXFSZ, SIG_DFL);
   rlimit previous{};
   getrlimit(RLIMIT_FSIZE, &previous);
   rlimit lowered = previous;

@@ -69,7 +69,7 @@ TEST(OperatorsFolder, AnOperatorJsonThatIsNotAFileIsAnErrorNamingItAndNeverHangs
 
   // An unknown name makes forgek read every operator's aliases: the FIFO is not opened.
   r = Forgek(dir, {"--operators", ops, "ops", "show", "no_such_op"});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // a name that means nothing: a usage error
   EXPECT_NE(r.err.find("unknown operator 'no_such_op'"), std::string::npos) << r.err;
   EXPECT_LT(SecondsSince(start), 60) << "nothing waits on the FIFO";
 }

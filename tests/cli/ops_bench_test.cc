@@ -86,7 +86,7 @@ TEST(OpsBenchCli, ArgumentErrors) {
   CommandResult seeds = Bench({"--seeds", "0"});
   EXPECT_EQ(seeds.exit_code, 2) << seeds.err;
   CommandResult unknown = Bench({"softmax_fp33"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, 2);  // an unknown name is a usage error, as for run --op
   EXPECT_NE(unknown.err.find("softmax_fp32"), std::string::npos) << "suggests the close name: " << unknown.err;
 }
 

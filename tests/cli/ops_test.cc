@@ -98,7 +98,7 @@ TEST(OpsValidate, AllOperatorsWhenNoneNamed) {
 
 TEST(OpsValidate, UnknownNameSuggestsCloseOnes) {
   CommandResult r = Ops({"ops", "validate", "--no-compile", "tiny_scael"});
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // an unknown name is a usage error, as for run --op
   EXPECT_NE(r.err.find("did you mean tiny_scale"), std::string::npos) << r.err;
 }
 
