@@ -133,6 +133,8 @@ std::string DefaultLogDir() {
 std::map<std::string, double> BenchSol(const std::string& path) {
   std::map<std::string, double> sol;
   if (path.empty()) return sol;
+  std::string why;
+  if (!IsReadableFile(path, &why)) throw UsageError("--headroom-from " + path + ": it " + why);
   std::ifstream f(path);
   if (!f) throw UsageError("--headroom-from: cannot read " + path);
   std::stringstream text;

@@ -19,6 +19,7 @@
 #include "cli/option_checks.h"
 #include "forgek/knowledge.h"
 #include "forgek/operator_spec.h"
+#include "forgek/paths.h"
 #include "forgek/store.h"
 #include "forgek/store_io.h"
 
@@ -362,6 +363,8 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
 }
 
 void RunImport(Context& ctx, const KnowledgeOptions& o) {
+  std::string why;
+  if (!IsReadableFile(o.file, &why)) throw Failure("cannot import " + o.file + ": it " + why);  // a FIFO would hang
   std::ifstream in(o.file, std::ios::binary);
   if (!in) throw Failure("cannot read " + o.file);
   std::stringstream ss;

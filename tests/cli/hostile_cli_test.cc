@@ -70,6 +70,21 @@ TEST(HostileCli, AStoreThatIsAFifoOrALinkLoopIsRefusedAtOnce) {
   }
 }
 
+TEST(HostileCli, FilesToReadThatAreFifosAreRefusedNotWaitedOn) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.file("fifo.json").c_str(), 0600), 0);
+  CommandResult import = RunForgek({"--store", dir.file("k.db"), "knowledge", "import", dir.file("fifo.json")});
+  EXPECT_EQ(import.exit_code, 1) << import.err;
+  EXPECT_NE(import.err.find("is a FIFO, not a regular file"), std::string::npos) << import.err;
+  CommandResult merge = RunForgek({"--store", dir.file("k.db"), "knowledge", "merge", dir.file("fifo.json")});
+  EXPECT_EQ(merge.exit_code, 1) << merge.err;
+  EXPECT_NE(merge.err.find("is a FIFO, not a regular file"), std::string::npos) << merge.err;
+  CommandResult batch = RunForgek({"--store", dir.file("k.db"), "batch", "softmax_fp32", "--time", "1m",
+                                   "--headroom-from", dir.file("fifo.json")});
+  EXPECT_EQ(batch.exit_code, 2) << batch.err;
+  EXPECT_NE(batch.err.find("is a FIFO, not a regular file"), std::string::npos) << batch.err;
+}
+
 TEST(HostileCli, AStoreWithoutATableFailsWhenOpenedAndDoctorSaysSo) {
   TempDir dir;
   std::string store = MakeStore(dir);
