@@ -95,10 +95,13 @@ class Agent {
  public:
   virtual ~Agent() = default;
   virtual std::string Name() const = 0;
-  // Fills `out` with up to ctx.max_candidates proposals; false with `err` on a failure that
-  // should stop the run (e.g. the LLM budget is spent). An empty `out` means nothing new to try.
+  // Fills `out` with up to ctx.max_candidates proposals; false with `err` when the agent cannot go
+  // on (a failure, or its budget is spent: see BudgetSpent). An empty `out` means nothing new to try.
   virtual bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) = 0;
   virtual AgentSpend Spent() const { return {}; }
+  // The agent's own budget that is spent ("max-cost", "max-tokens"), or "" while none is: after a
+  // failed Propose, a spent budget ends the run normally (like --time) rather than as a failure.
+  virtual std::string BudgetSpent() const { return ""; }
   // Whether the run should profile each new best for it (AttemptSummary::bottleneck): GPU time
   // that only agents reading the analysis should cost.
   virtual bool WantsProfiles() const { return false; }

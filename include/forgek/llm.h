@@ -64,6 +64,10 @@ struct LlmOptions {
 // $ANTHROPIC_BASE_URL (by provider), else https://api.openai.com/v1 or https://api.anthropic.com.
 // Trailing slashes are removed.
 std::string ResolveLlmBaseUrl(const LlmOptions& opts);
+// Whether `url` may be used as a base URL: http:// or https://, and no user:password@ part (a key
+// belongs in the environment variable, never in a URL that is printed and stored). The error
+// quotes the URL masked.
+bool CheckLlmBaseUrl(const std::string& url, const std::string& key_env, std::string* err);
 // The environment variable holding the key: the option, else OPENAI_API_KEY / ANTHROPIC_API_KEY.
 std::string ResolveLlmKeyEnv(const LlmOptions& opts);
 
@@ -75,7 +79,7 @@ using LlmSpend = AgentSpend;
 struct LlmExchange {
   std::string provider;          // openai | anthropic
   std::string model;
-  std::string url;
+  std::string url;               // masked (RedactUrl): no user:password, no query values
   std::string purpose;           // propose | repair | format_repair
   std::vector<std::pair<std::string, std::string>> request_headers;  // key redacted
   std::string request_body;      // JSON
@@ -123,6 +127,7 @@ class LlmAgent : public Agent {
   std::string Name() const override { return "llm"; }
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
   LlmSpend Spent() const override;
+  std::string BudgetSpent() const override;
   bool WantsProfiles() const override { return true; }
 
   struct Impl;
@@ -145,6 +150,7 @@ class ReplayAgent : public Agent {
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override;
   size_t Remaining() const;  // exchanges not yet replayed
   LlmSpend Spent() const override;
+  std::string BudgetSpent() const override;
   bool WantsProfiles() const override { return true; }
 
  private:

@@ -95,7 +95,8 @@ struct RunSummary {
   std::string run_id;
   std::string operator_name, arch, agent, device;
   std::string incumbent;      // "reference (cublas.gemm_bf16)" or "seal <id>"
-  std::string stop_reason;    // iterations | time | patience | interrupted | exhausted | error
+  std::string stop_reason;    // iterations | time | patience | max-cost | max-tokens | interrupted |
+                              // exhausted | error | "agent: <why the agent failed>"
   std::string status;         // the run's status in the store: finished | interrupted | failed
   std::string error;          // why the run failed (status failed), else ""
   int attempts = 0;
@@ -149,8 +150,10 @@ namespace forgek {
 constexpr size_t kSummaryDecisionLines = 10;
 std::string RunSummaryText(const RunSummary& s, bool all_decisions = false);
 std::string RunSummaryJson(const RunSummary& s);
-// The exit status of a run that returned its summary: 0 when it ended (budget, patience, an agent
-// with nothing new to offer: exhausted), 1 when the agent failed (HTTP authentication, quota).
+// The exit status of a run that returned its summary: 0 when it ended (a budget such as --time,
+// --max-cost or --max-tokens, patience, an agent with nothing new to offer: exhausted), 1 when it
+// is recorded failed (the agent failed: HTTP authentication, quota; a --compile-only run in which
+// no candidate compiled).
 int RunExitCode(const RunSummary& s);
 
 }  // namespace forgek

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/url_text.h"
 #include "forgek/http.h"
 
 namespace forgek {
@@ -132,6 +133,8 @@ HttpFailure Classify(CURLcode code) {
 bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* resp, HttpFailure* failure,
               std::string* err) {
   InitCurlOnce();
+  // Messages name the URL without its user:password or query values, which may be secrets.
+  const std::string shown_url = RedactUrl(req.url);
   *resp = HttpResponse{};
   *failure = HttpFailure::none;
   // The request's own limit, shortened to what is left before the deadline.
@@ -141,7 +144,7 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
     double left = std::chrono::duration<double>(*limits.deadline - Clock::now()).count();
     if (left <= 0) {
       *failure = HttpFailure::deadline;
-      *err = "POST " + req.url + ": not sent: the run's time budget is spent";
+      *err = "POST " + shown_url + ": not sent: the run's time budget is spent";
       return false;
     }
     deadline_bound = left < total_s;
@@ -149,13 +152,13 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
   }
   if (limits.abort && limits.abort()) {
     *failure = HttpFailure::aborted;
-    *err = "POST " + req.url + ": not sent: interrupted";
+    *err = "POST " + shown_url + ": not sent: interrupted";
     return false;
   }
   CURL* curl = curl_easy_init();
   if (!curl) {
     *failure = HttpFailure::other;
-    *err = "POST " + req.url + ": cannot create a curl handle";
+    *err = "POST " + shown_url + ": cannot create a curl handle";
     return false;
   }
   curl_slist* headers = nullptr;
@@ -195,7 +198,7 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
 
   if (transfer.too_large || code == CURLE_FILESIZE_EXCEEDED) {
     *failure = HttpFailure::too_large;
-    *err = "POST " + req.url + ": response body exceeds the limit of " + std::to_string(limits.max_response_bytes) +
+    *err = "POST " + shown_url + ": response body exceeds the limit of " + std::to_string(limits.max_response_bytes) +
            " bytes";
     resp->body.clear();
     return false;
@@ -204,11 +207,11 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
     *failure = transfer.stopped;
     resp->body.clear();
     if (transfer.stopped == HttpFailure::aborted) {
-      *err = "POST " + req.url + ": interrupted";
+      *err = "POST " + shown_url + ": interrupted";
     } else if (transfer.stopped == HttpFailure::deadline) {
-      *err = "POST " + req.url + ": cut at the run's time budget";
+      *err = "POST " + shown_url + ": cut at the run's time budget";
     } else {
-      *err = fmt::format("POST {}: stalled: the response arrived slower than {:g} bytes/s over {:g} s", req.url,
+      *err = fmt::format("POST {}: stalled: the response arrived slower than {:g} bytes/s over {:g} s", shown_url,
                          limits.low_speed_bytes_per_s, limits.low_speed_time_s);
     }
     return false;
@@ -217,7 +220,7 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
     // curl may fire a millisecond early; the caller's budget check must see the deadline passed.
     std::this_thread::sleep_until(*limits.deadline);
     *failure = HttpFailure::deadline;
-    *err = "POST " + req.url + ": cut at the run's time budget";
+    *err = "POST " + shown_url + ": cut at the run's time budget";
     resp->body.clear();
     return false;
   }
@@ -228,7 +231,7 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
       why = fmt::format("timed out (connect limit {:g} s, total limit {:g} s): {}", limits.connect_timeout_s,
                         limits.total_timeout_s, why);
     }
-    *err = "POST " + req.url + ": " + why;
+    *err = "POST " + shown_url + ": " + why;
     return false;
   }
   resp->status = status;

@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "core/url_text.h"
 #include "forgek/http.h"
 
 namespace forgek {
@@ -97,6 +98,7 @@ double BackoffSeconds(const RetryPolicy& policy, int retry, double unit_random) 
 
 HttpOutcome HttpPostWithRetries(const HttpRequest& req, const HttpLimits& limits, const RetryPolicy& policy) {
   HttpOutcome out;
+  const std::string shown_url = RedactUrl(req.url);  // never the user:password or query values
   for (int retry = 0;; ++retry) {
     ++out.attempts;
     out.error.clear();
@@ -114,16 +116,16 @@ HttpOutcome HttpPostWithRetries(const HttpRequest& req, const HttpLimits& limits
     auto wake = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                         std::chrono::duration<double>(wait));
     if (limits.deadline && wake >= *limits.deadline) {
-      spdlog::warn("POST {}: {}; no retry: the run's time budget ends before the next attempt", req.url, why);
+      spdlog::warn("POST {}: {}; no retry: the run's time budget ends before the next attempt", shown_url, why);
       return out;
     }
-    spdlog::warn("POST {}: {}; retry {}/{} in {:.2f} s", req.url, why, retry + 1, policy.max_retries, wait);
+    spdlog::warn("POST {}: {}; retry {}/{} in {:.2f} s", shown_url, why, retry + 1, policy.max_retries, wait);
     // The wait is cut short by an abort (Ctrl-C), checked every 50 ms.
     while (std::chrono::steady_clock::now() < wake) {
       if (limits.abort && limits.abort()) {
         out.responded = false;
         out.failure = HttpFailure::aborted;
-        out.error = "POST " + req.url + ": interrupted while waiting to retry";
+        out.error = "POST " + shown_url + ": interrupted while waiting to retry";
         return out;
       }
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(

@@ -18,6 +18,8 @@
 #include "forgek/hash.h"
 #include "forgek/paths.h"
 #include "core/json_parse.h"
+#include "core/token_count.h"
+#include "core/url_text.h"
 
 namespace forgek {
 namespace {
@@ -79,29 +81,13 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
   tune.prior_count = 0;
   tuner_ = std::make_unique<BuiltinAgent>(tune);
   base_url = ResolveLlmBaseUrl(opts);
-  if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0) {
-    *err = "llm agent: base URL '" + base_url + "' must start with http:// or https://";
+  key_env = ResolveLlmKeyEnv(opts);
+  if (!CheckLlmBaseUrl(base_url, key_env, err)) {
+    *err = "llm agent: " + *err;
     return false;
   }
-  key_env = ResolveLlmKeyEnv(opts);
-  if (need_key) {
-    const char* value = std::getenv(key_env.c_str());
-    if (!value || !*value) {
-      *err = "llm agent: environment variable " + key_env + " is not set (the API key is read from the environment only)";
-      return false;
-    }
-    key = value;
-    // A control character (\r\n) would end the auth header and inject another; the key itself is
-    // never quoted in the error.
-    auto control = std::find_if(key.begin(), key.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-    size_t bad = control == key.end() ? std::string::npos : static_cast<size_t>(control - key.begin());
-    if (bad != std::string::npos) {
-      key.clear();
-      *err = "llm agent: the API key in " + key_env + " holds a control character (at character " +
-             std::to_string(bad + 1) + "); remove line breaks and other control characters from it";
-      return false;
-    }
-  }
+  shown_url = RedactUrl(base_url);
+  if (need_key && !ReadKey(err)) return false;
   std::string dir = opts.prompts_dir;
   if (dir.empty()) {
     std::string knowledge = FindDataDir("knowledge", "FORGEK_KNOWLEDGE");
@@ -134,25 +120,55 @@ bool LlmAgent::Impl::Init(const LlmOptions& options, ExchangeRecorder* rec, bool
   return true;
 }
 
+bool LlmAgent::Impl::ReadKey(std::string* err) {
+  const char* value = std::getenv(key_env.c_str());
+  if (!value) {
+    *err = "llm agent: environment variable " + key_env + " is not set (the API key is read from the environment only)";
+    return false;
+  }
+  if (!*value) {
+    *err = "llm agent: environment variable " + key_env + " is empty: set it to the API key";
+    return false;
+  }
+  key = value;
+  // A control character (\r\n) would end the auth header and inject another; a space or a byte
+  // beyond ASCII is no key's (a paste gone wrong). The key itself is never quoted in the error.
+  auto bad = std::find_if(key.begin(), key.end(), [](unsigned char c) { return c <= 0x20 || c >= 0x7f; });
+  if (bad == key.end()) return true;
+  unsigned char c = static_cast<unsigned char>(*bad);
+  const char* what = c == ' '   ? "a space"
+                     : c < 0x20 || c == 0x7f ? "a control character"
+                                             : "a byte beyond ASCII";
+  *err = fmt::format("llm agent: the API key in {} holds {} (at character {}); an API key is printable ASCII "
+                     "without spaces: remove line breaks, spaces and other characters from it",
+                     key_env, what, bad - key.begin() + 1);
+  key.clear();
+  return false;
+}
+
 LlmSpend LlmAgent::Impl::Spent() const {
   std::lock_guard<std::mutex> lock(mu_);
   return spent_;
 }
 
-bool LlmAgent::Impl::BudgetAllows(std::string* err) const {
+std::string LlmAgent::Impl::BudgetSpent(std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (opts.max_cost_usd > 0 && spent_.cost_usd >= opts.max_cost_usd) {
-    *err = fmt::format("LLM budget spent: ${:.4f} of the ${:.4f} cost cap (--max-cost); no further request is sent",
-                       spent_.cost_usd, opts.max_cost_usd);
-    return false;
+    if (why) {
+      *why = fmt::format("LLM budget spent: ${:.4f} of the ${:.4f} cost cap (--max-cost); no further request is sent",
+                         spent_.cost_usd, opts.max_cost_usd);
+    }
+    return "max-cost";
   }
-  int64_t tokens = spent_.input_tokens + spent_.output_tokens;
+  int64_t tokens = SaturatingAdd(spent_.input_tokens, spent_.output_tokens);
   if (opts.max_tokens > 0 && tokens >= opts.max_tokens) {
-    *err = fmt::format("LLM budget spent: {} of the {} token cap (--max-tokens); no further request is sent", tokens,
-                       opts.max_tokens);
-    return false;
+    if (why) {
+      *why = fmt::format("LLM budget spent: {} of the {} token cap (--max-tokens); no further request is sent", tokens,
+                         opts.max_tokens);
+    }
+    return "max-tokens";
   }
-  return true;
+  return "";
 }
 
 std::string LlmAgent::Impl::StatusError(const HttpResponse& resp, const std::string& url, int attempts) const {
@@ -175,7 +191,7 @@ std::string LlmAgent::Impl::StatusError(const HttpResponse& resp, const std::str
 }
 
 void LlmAgent::Impl::RunTurn(Turn* turn) {
-  if (!BudgetAllows(&turn->error)) {
+  if (!BudgetSpent(&turn->error).empty()) {
     turn->fatal = true;
     return;
   }
@@ -183,7 +199,7 @@ void LlmAgent::Impl::RunTurn(Turn* turn) {
   LlmExchange& x = turn->exchange;
   x.provider = LlmProviderName(opts.provider);
   x.model = opts.model;
-  x.url = req.url;
+  x.url = RedactUrl(req.url);
   x.purpose = turn->purpose;
   for (const auto& [name, value] : req.headers) {
     x.request_headers.emplace_back(name, EqualsIgnoreCase(name, provider->KeyHeader()) ? "[redacted]" : value);
@@ -207,10 +223,10 @@ void LlmAgent::Impl::RunTurn(Turn* turn) {
     // Ctrl-C or the run's time budget: no repair turn or further request helps.
     turn->fatal = o.failure == HttpFailure::aborted || o.failure == HttpFailure::deadline;
   } else if (o.response.status < 200 || o.response.status >= 300) {
-    turn->error = StatusError(o.response, req.url, o.attempts);
+    turn->error = StatusError(o.response, x.url, o.attempts);
     turn->fatal = !IsRetryableStatus(o.response);
   } else if (!provider->ParseReply(o.response.body, &turn->reply, &why)) {
-    turn->error = fmt::format("malformed response from {} ({}): {}", x.provider, req.url, why);
+    turn->error = fmt::format("malformed response from {} ({}): {}", x.provider, x.url, why);
   } else {
     turn->ok = true;
     turn->reply.text = RedactSecret(turn->reply.text, key);
@@ -225,8 +241,8 @@ void LlmAgent::Impl::RunTurn(Turn* turn) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   spent_.requests += 1;
-  spent_.input_tokens += x.input_tokens;
-  spent_.output_tokens += x.output_tokens;
+  spent_.input_tokens = SaturatingAdd(spent_.input_tokens, x.input_tokens);
+  spent_.output_tokens = SaturatingAdd(spent_.output_tokens, x.output_tokens);
   spent_.cost_usd += x.cost_usd;
 }
 
@@ -450,7 +466,7 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
   for (auto& t : turns) pending.push_back(t.get());
 
   while (!pending.empty()) {
-    spdlog::info("llm: {} request(s) to {} at {}", pending.size(), opts.model, base_url);
+    spdlog::info("llm: {} request(s) to {} at {}", pending.size(), opts.model, shown_url);
     RunAll(pending);
     std::vector<Turn*> next;
     for (Turn* t : pending) {
@@ -460,7 +476,8 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
                       t->exchange.status, t->exchange.input_tokens, t->exchange.output_tokens, t->exchange.cost_usd,
                       t->exchange.latency_s);
         t->state->pending_cost += t->exchange.cost_usd;
-        t->state->pending_tokens += t->exchange.input_tokens + t->exchange.output_tokens;
+        t->state->pending_tokens = SaturatingAdd(
+            t->state->pending_tokens, SaturatingAdd(t->exchange.input_tokens, t->exchange.output_tokens));
       }
       if (!t->ok) {
         spdlog::warn("llm: {}", t->error);
@@ -548,5 +565,7 @@ bool LlmAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, s
 }
 
 LlmSpend LlmAgent::Spent() const { return impl_->Spent(); }
+
+std::string LlmAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
 
 }  // namespace forgek

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/llm_provider.h"
+#include "core/url_text.h"
 
 namespace forgek {
 namespace {
@@ -21,7 +22,7 @@ class AnthropicProvider : public LlmProvider {
     if (!conv.system.empty()) body["system"] = conv.system;
     if (opts.temperature) body["temperature"] = *opts.temperature;
     HttpRequest req;
-    req.url = base_url + "/v1/messages";
+    req.url = UrlWithPath(base_url, "/v1/messages");
     req.headers = {{"Content-Type", "application/json"}, {"x-api-key", key}, {"anthropic-version", "2023-06-01"}};
     req.body = body.dump();
     return req;
@@ -30,6 +31,7 @@ class AnthropicProvider : public LlmProvider {
   bool ParseReply(const std::string& body, LlmReply* out, std::string* err) const override {
     json doc;
     if (!ParseReplyObject(body, &doc, err)) return false;
+    if (!doc.contains("content") && ReplyReportsError(doc, err)) return false;
     if (!doc.contains("content") || !doc["content"].is_array()) {
       *err = "content: the response has no content array";
       return false;

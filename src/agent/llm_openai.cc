@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/llm_provider.h"
+#include "core/url_text.h"
 
 namespace forgek {
 namespace {
@@ -21,7 +22,7 @@ class OpenAiProvider : public LlmProvider {
     json body = {{"model", opts.model}, {"messages", messages}, {"max_completion_tokens", opts.max_output_tokens}};
     if (opts.temperature) body["temperature"] = *opts.temperature;
     HttpRequest req;
-    req.url = base_url + "/chat/completions";
+    req.url = UrlWithPath(base_url, "/chat/completions");
     req.headers = {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + key}};
     req.body = body.dump();
     return req;
@@ -30,6 +31,7 @@ class OpenAiProvider : public LlmProvider {
   bool ParseReply(const std::string& body, LlmReply* out, std::string* err) const override {
     json doc;
     if (!ParseReplyObject(body, &doc, err)) return false;
+    if (!doc.contains("choices") && ReplyReportsError(doc, err)) return false;
     const json* choices = doc.contains("choices") ? &doc["choices"] : nullptr;
     if (!choices || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
       *err = "choices: the response has no choices[0] object";

@@ -1,6 +1,7 @@
 // LLM agent options resolved from the environment: provider names, base URL, key variable.
 #include <cstdlib>
 
+#include "core/url_text.h"
 #include "forgek/llm.h"
 
 namespace forgek {
@@ -34,6 +35,19 @@ std::string ResolveLlmBaseUrl(const LlmOptions& opts) {
   if (url.empty()) url = anthropic ? "https://api.anthropic.com" : "https://api.openai.com/v1";
   while (!url.empty() && url.back() == '/') url.pop_back();
   return url;
+}
+
+bool CheckLlmBaseUrl(const std::string& url, const std::string& key_env, std::string* err) {
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+    *err = "base URL '" + RedactUrl(url) + "' must start with http:// or https://";
+    return false;
+  }
+  if (UrlHasUserinfo(url)) {
+    *err = "base URL '" + RedactUrl(url) + "' carries a user name or password: remove it, and put the API key in $" +
+           key_env + " (or the variable --api-key-env names) instead";
+    return false;
+  }
+  return true;
 }
 
 std::string ResolveLlmKeyEnv(const LlmOptions& opts) {

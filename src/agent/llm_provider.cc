@@ -5,7 +5,9 @@
 
 #include <cstdint>
 
+#include "core/json_location.h"
 #include "core/json_parse.h"
+#include "core/token_count.h"
 
 namespace forgek {
 
@@ -16,19 +18,46 @@ std::unique_ptr<LlmProvider> MakeLlmProvider(LlmProviderKind kind) {
   return kind == LlmProviderKind::anthropic ? MakeAnthropicProvider() : MakeOpenAiProvider();
 }
 
+namespace {
+
+constexpr size_t kMaxProviderMessageChars = 300;
+
+// The message of an API error object ({"error": {"message": ...}} or {"error": "..."}), "" when
+// `doc` holds none.
+std::string ErrorMessageOf(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("error")) return "";
+  const auto& error = doc["error"];
+  if (error.is_object() && error.contains("message") && error["message"].is_string())
+    return error["message"].get<std::string>();
+  if (error.is_string()) return error.get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+std::string ProviderText(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
+  if (out.size() <= kMaxProviderMessageChars) return out;
+  size_t cut = kMaxProviderMessageChars;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return out.substr(0, cut) + "...";
+}
+
 std::string ApiErrorMessage(const std::string& body) {
   nlohmann::json doc;
   JsonParseError ignored;
   ParseJsonLimited(body, &doc, &ignored);  // an unreadable body is quoted as text below
-  if (doc.is_object() && doc.contains("error")) {
-    const auto& error = doc["error"];
-    if (error.is_object() && error.contains("message") && error["message"].is_string()) {
-      return error["message"].get<std::string>();
-    }
-    if (error.is_string()) return error.get<std::string>();
-  }
-  constexpr size_t kMaxChars = 300;
-  return body.size() > kMaxChars ? body.substr(0, kMaxChars) + "..." : body;
+  std::string message = ErrorMessageOf(doc);
+  return ProviderText(message.empty() ? body : message);
+}
+
+bool ReplyReportsError(const nlohmann::json& doc, std::string* err) {
+  if (!doc.contains("error") || doc["error"].is_null()) return false;
+  std::string message = ErrorMessageOf(doc);
+  *err = "error: the provider answered with an error instead of a reply: " +
+         (message.empty() ? std::string("(no message)") : ProviderText(message));
+  return true;
 }
 
 namespace {
@@ -47,9 +76,14 @@ bool ReadCount(const nlohmann::json& usage, const char* key, bool* present, int6
   *present = usage.contains(key) && !usage[key].is_null();
   if (!*present) return true;
   const nlohmann::json& v = usage[key];
-  if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
-    *out = static_cast<int64_t>(v.get<uint64_t>());
-    return true;
+  // A count beyond kMaxTokenCount is no real request's: taken as given it would wrap the budget's
+  // sums and let a reply pass --max-tokens.
+  bool too_large = v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxTokenCount)
+                                          : v.is_number_integer() && v.get<int64_t>() > kMaxTokenCount;
+  if (too_large) {
+    *err = std::string("usage.") + key + ": " + v.dump() + " tokens is more than any request uses (the limit is " +
+           std::to_string(kMaxTokenCount) + ")";
+    return false;
   }
   if (v.is_number_integer() && v.get<int64_t>() >= 0) {
     *out = v.get<int64_t>();
@@ -70,6 +104,15 @@ bool ParseReplyObject(const std::string& body, nlohmann::json* doc, std::string*
   }
   if (!doc->is_object()) {
     *err = "the response is not a JSON object (got " + TypeName(*doc) + ")";
+    return false;
+  }
+  // A key given twice is ambiguous (which choices, which usage?): refused, as operator.json,
+  // manifests and imports refuse it.
+  JsonLocator locator(body, 0, body.size());
+  if (!locator.duplicate_keys().empty()) {
+    const auto& [path, where] = locator.duplicate_keys().front();
+    *err = path + ": the key appears twice in the same object (line " + std::to_string(where.line) + ", column " +
+           std::to_string(where.column) + ")";
     return false;
   }
   return true;

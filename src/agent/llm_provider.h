@@ -50,19 +50,25 @@ std::unique_ptr<LlmProvider> MakeLlmProvider(LlmProviderKind kind);
 
 // Reply parsing helpers shared by both APIs. A reply is untrusted: each reports the field it found
 // wrong instead of throwing.
-// The body as a JSON object (depth and size limited).
+// The body as a JSON object (depth and size limited, no key twice in one object).
 bool ParseReplyObject(const std::string& body, nlohmann::json* doc, std::string* err);
 // The optional string member `key` of `obj` (at `path`): absent or null leaves `out` alone.
 bool ReadReplyString(const nlohmann::json& obj, const std::string& path, const char* key, std::string* out,
                      std::string* err);
-// usage.<input_key> and usage.<output_key>: non-negative integers when present; an absent usage
+// usage.<input_key> and usage.<output_key>: integers from 0 to kMaxTokenCount when present; an absent usage
 // leaves has_usage false (the caller estimates).
 bool ReadReplyUsage(const nlohmann::json& doc, const char* input_key, const char* output_key, LlmReply* out,
                     std::string* err);
 
 // The message an API puts in an error body ({"error": {"message": ...}} for both APIs), else the
-// body's start.
+// body's start; as ProviderText makes it.
 std::string ApiErrorMessage(const std::string& body);
+// Text from the provider fit for a message: control characters (ESC, line breaks) made spaces,
+// cut beyond 300 bytes with "...".
+std::string ProviderText(const std::string& text);
+// True with `err` (quoting the provider's message) when a 2xx reply holds an "error" member
+// instead of an answer.
+bool ReplyReportsError(const nlohmann::json& doc, std::string* err);
 
 // `text` with every occurrence of `secret` replaced by "[redacted]" (secrets shorter than 6
 // characters are left alone: replacing them would mangle ordinary text).

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/llm_session.h"
+#include "core/url_text.h"
 
 namespace forgek {
 
@@ -28,12 +29,15 @@ std::unique_ptr<ReplayAgent> ReplayAgent::Create(const LlmOptions& opts, std::ve
     return nullptr;
   }
   if (replay_opts.base_url.empty() && !exchanges.empty()) {
-    // The recorded URL minus its endpoint, so that replayed requests name the same place.
+    // The recorded URL minus its endpoint (its query kept), so that replayed requests name the same
+    // place. A recording from before URLs were masked may hold a user:password: not reused.
     const std::string& url = exchanges.front().url;
+    size_t query = url.find_first_of("?#");
+    std::string path = url.substr(0, query);
     for (const char* endpoint : {"/chat/completions", "/v1/messages"}) {
-      size_t at = url.rfind(endpoint);
-      if (at != std::string::npos && at + std::string(endpoint).size() == url.size()) {
-        replay_opts.base_url = url.substr(0, at);
+      size_t at = path.rfind(endpoint);
+      if (at != std::string::npos && at + std::string(endpoint).size() == path.size() && !UrlHasUserinfo(url)) {
+        replay_opts.base_url = path.substr(0, at) + (query == std::string::npos ? "" : url.substr(query));
       }
     }
   }
@@ -87,6 +91,8 @@ bool ReplayAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out
 }
 
 LlmSpend ReplayAgent::Spent() const { return impl_->Spent(); }
+
+std::string ReplayAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
 
 size_t ReplayAgent::Remaining() const { return state_->exchanges.size() - state_->next; }
 

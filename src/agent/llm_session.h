@@ -36,6 +36,7 @@ struct LlmAgent::Impl {
   LlmOptions opts;
   std::unique_ptr<LlmProvider> provider;
   std::string base_url;
+  std::string shown_url;  // base_url as messages and logs print it (RedactUrl)
   std::string key_env;
   std::string key;  // in memory only: never logged, recorded or put in a message
   PromptTemplates prompts;
@@ -50,6 +51,8 @@ struct LlmAgent::Impl {
   bool Init(const LlmOptions& options, ExchangeRecorder* rec, bool need_key, std::string* err);
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err);
   LlmSpend Spent() const;
+  // The cap that is spent ("max-cost", "max-tokens", with what it means in `why` when given), or "".
+  std::string BudgetSpent(std::string* why) const;
 
  private:
   struct Turn;
@@ -59,7 +62,8 @@ struct LlmAgent::Impl {
   // Appends `text` as the next user message, first dropping the oldest exchanges (and saying so)
   // when the conversation would exceed opts.conversation_tokens.
   void AppendUserTurn(LlmConversationState* state, std::string text) const;
-  bool BudgetAllows(std::string* err) const;
+  // Reads the key from the environment variable key_env: set, not empty, printable ASCII.
+  bool ReadKey(std::string* err);
   void RunTurn(Turn* turn);
   void RunAll(const std::vector<Turn*>& turns);
   std::string StatusError(const HttpResponse& resp, const std::string& url, int attempts) const;

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/json_parse.h"
+#include "core/url_text.h"
 #include "cli/commands.h"
 #include "run/driver_version.h"
 #include "cli/gpu_session.h"
@@ -78,12 +79,6 @@ std::string Mib(int64_t bytes) { return Fixed(static_cast<double>(bytes) / (1 <<
 // "130100" style (major*10000 + minor*100 + patch) as "13.1.0".
 std::string DottedVersion(size_t v) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-}
-
-// A URL with any user:password@ part removed: base URLs can carry credentials.
-std::string RedactUrl(const std::string& url) {
-  static const std::regex kUserInfo(R"(^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@)");
-  return std::regex_replace(url, kUserInfo, "$1***@");
 }
 
 // ---- the checks ----

@@ -1,6 +1,10 @@
 // Option-value checks: each returns "" for a good value, else what is wrong with it.
 #include "cli/option_checks.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -56,6 +60,30 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
         return "";
       },
       "INT in " + range);
+}
+
+CLI::Validator NumberInRange(double min, double max) {
+  std::string range = fmt::format("{:g} to {:g}", min, max);
+  return CLI::Validator(
+      [min, max, range](std::string& s) -> std::string {
+        double v = 0;
+        if (!ParseNumber(s, &v) || !(v >= min && v <= max)) return "'" + s + "' is not a number from " + range;
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator EnvVarName() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        auto name_char = [](unsigned char c) { return c < 0x80 && (std::isalnum(c) || c == '_'); };
+        bool ok = !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+                  std::all_of(s.begin(), s.end(), [&](char c) { return name_char(static_cast<unsigned char>(c)); });
+        if (ok) return "";
+        return s.empty() ? std::string("must name an environment variable, not be empty")
+                         : "'" + s + "' is not an environment variable name (letters, digits and _, not starting with a digit)";
+      },
+      "ENV-NAME");
 }
 
 CLI::Validator NonEmpty() {

@@ -16,6 +16,10 @@ CLI::Validator FinitePositive();
 CLI::Validator FiniteNonNegative();
 // A whole number from `min` to `max`, said in words a person reads (not 1.79769e+308).
 CLI::Validator WholeNumber(int64_t min, int64_t max);
+// A number from `min` to `max`, both included (rejects nan, which passes a plain range check).
+CLI::Validator NumberInRange(double min, double max);
+// The name of an environment variable: letters, digits and _, not starting with a digit.
+CLI::Validator EnvVarName();
 // A value that is not empty (an empty path or name means nothing).
 CLI::Validator NonEmpty();
 // The syntax of --gpus (all, a count, a list of indices), before any GPU is counted.

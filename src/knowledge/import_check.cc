@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/json_parse.h"
+#include "core/token_count.h"
 #include "forgek/evaluation.h"
 
 namespace forgek::store_detail {
@@ -96,6 +97,12 @@ bool CheckInteger(const Key& key, const json& value, std::string* err) {
   }
   if (IsFlag(key) && v > 1) {
     *err = "expected 0 or 1, got " + value.dump();
+    return false;
+  }
+  // Token counts are bounded as a provider's usage is: larger ones would wrap the sums of a replay.
+  bool tokens = key == Key{"exchanges", "prompt_tokens"} || key == Key{"exchanges", "completion_tokens"};
+  if (tokens && v > kMaxTokenCount) {
+    *err = "expected a token count up to " + std::to_string(kMaxTokenCount) + ", got " + value.dump();
     return false;
   }
   if (IsIntField(key) && v > std::numeric_limits<int>::max()) {

@@ -108,6 +108,13 @@ bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSum
         summary->stop_reason = budget;
         return true;
       }
+      // The agent's own budget (--max-cost, --max-tokens) ends the run like --time: not a failure.
+      std::string agent_budget = services.agent->BudgetSpent();
+      if (!agent_budget.empty()) {
+        spdlog::info("agent {} stopped by its budget ({}): {}", services.agent->Name(), agent_budget, agent_err);
+        summary->stop_reason = agent_budget;
+        return true;
+      }
       spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
       summary->stop_reason = "agent: " + agent_err;
       return true;

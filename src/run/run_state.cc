@@ -50,6 +50,17 @@ std::vector<Candidate> LoadFamilies(const OperatorSpec& op, const std::string& a
 
 std::string FamilyOf(const Proposal& p) { return p.family; }
 
+// Why a run that reached its end failed, "" when it did not: the agent gave up (the stop reason
+// says why), or a --compile-only run tried candidates and not one compiled.
+std::string EndFailure(const RunOptions& opts, const RunSummary& s) {
+  if (s.stop_reason.rfind("agent: ", 0) == 0) return "the agent stopped the run: " + s.stop_reason.substr(7);
+  if (!opts.compile_only || s.attempts == 0 || s.stop_reason == "interrupted") return "";
+  auto compiled = s.outcomes.find(OutcomeName(Outcome::compiled));
+  if (compiled != s.outcomes.end() && compiled->second > 0) return "";
+  return "every one of the " + std::to_string(s.attempts) +
+         " candidates failed to compile (see the compiler errors above)";
+}
+
 }  // namespace
 
 RunState::RunState(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary)
@@ -1037,6 +1048,13 @@ bool RunState::Finish(std::string* err) {
   } else {
     if (!SealBest(err)) return false;
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
+  }
+  // A run that failed keeps what it found (a seal included) and is recorded failed with its reason.
+  std::string failure = EndFailure(opts_, *summary_);
+  if (!failure.empty()) {
+    spdlog::error("run failed: {}", failure);
+    summary_->error = failure;
+    return CloseRun("failed", err);
   }
   return CloseRun(summary_->stop_reason == "interrupted" ? "interrupted" : "finished", err);
 }

@@ -159,7 +159,7 @@ std::string RunSummaryJson(const RunSummary& s) {
   return j.dump(2);
 }
 
-int RunExitCode(const RunSummary& s) { return s.stop_reason.rfind("agent:", 0) == 0 ? 1 : 0; }
+int RunExitCode(const RunSummary& s) { return s.status == "failed" || s.stop_reason.rfind("agent:", 0) == 0 ? 1 : 0; }
 
 int RunSummary::AttemptsToReach(double speedup) const {
   for (size_t i = 0; i < best_so_far.size(); ++i)

@@ -122,6 +122,73 @@ TEST_P(LlmSecretTest, MissingKeyErrorNamesOnlyTheVariable) {
   if (!saved.empty()) setenv(var, saved.c_str(), 1);
 }
 
+// An empty key is said to be empty (not "not set"); a space or a byte beyond ASCII is refused like
+// a control character, naming the variable and never the key.
+TEST(LlmSecret, EmptyKeysAndKeysWithSpacesOrNonAsciiBytesAreRefusedWithoutEchoingThem) {
+  testing::FakeLlmServer server;
+  TempDir dir;
+  LlmOptions o = testing::TestOptions(LlmProviderKind::openai, server, dir);
+  setenv(testing::kTestKeyEnv, "", 1);
+  std::string err;
+  EXPECT_FALSE(LlmAgent::Create(o, nullptr, &err));
+  EXPECT_NE(err.find(std::string(testing::kTestKeyEnv) + " is empty"), std::string::npos) << err;
+  EXPECT_EQ(err.find("not set"), std::string::npos) << err;
+  for (auto [key, what] : {std::pair<std::string, std::string>{" ", "a space"},
+                           {"sk-abcdef 123456", "a space"},
+                           {"sk-abcdef\xc3\xa9" "123456", "a byte beyond ASCII"}}) {
+    setenv(testing::kTestKeyEnv, key.c_str(), 1);
+    err.clear();
+    EXPECT_FALSE(LlmAgent::Create(o, nullptr, &err)) << key;
+    EXPECT_NE(err.find(testing::kTestKeyEnv), std::string::npos) << err;
+    EXPECT_NE(err.find(what), std::string::npos) << err;
+    EXPECT_EQ(err.find("abcdef"), std::string::npos) << err;
+  }
+  setenv(testing::kTestKeyEnv, kTestKey, 1);
+  EXPECT_TRUE(server.requests().empty());
+}
+
+// A base URL with user:password@ is refused, quoted masked; a query string stays after the
+// endpoint's path, and its values reach neither the errors, the log nor the recorded exchanges.
+TEST_P(LlmSecretTest, BaseUrlSecretsAreRefusedOrMasked) {
+  LlmProviderKind provider = GetParam();
+  testing::FakeLlmServer server;
+  TempDir dir;
+  LlmOptions o = testing::TestOptions(provider, server, dir);
+  o.base_url = "http://user:sk-URLSECRET99@127.0.0.1:" + std::to_string(server.port()) + "/v1";
+  std::string err;
+  EXPECT_FALSE(LlmAgent::Create(o, nullptr, &err));
+  EXPECT_NE(err.find("http://***@127.0.0.1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("$" + std::string(testing::kTestKeyEnv)), std::string::npos) << err;
+  EXPECT_EQ(err.find("URLSECRET"), std::string::npos) << err;
+
+  o.base_url = server.base_url() + "/v1?key=sk-QUERYSECRET99";
+  server.SetFallback([](const ReceivedRequest&, int) {
+    return ScriptedResponse{401, {}, R"({"error":{"message":"bad key"}})"};
+  });
+  CapturedLog log;
+  testing::VectorRecorder recorder;
+  auto agent = LlmAgent::Create(o, &recorder, &err);
+  ASSERT_TRUE(agent) << err;
+  OperatorSpec op = testing::VectorAddOperator();
+  ProposalContext ctx;
+  ctx.op = &op;
+  ctx.max_candidates = 1;
+  std::vector<Proposal> out;
+  EXPECT_FALSE(agent->Propose(ctx, &out, &err));
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.requests()[0].path,
+            provider == LlmProviderKind::anthropic ? "/v1/v1/messages" : "/v1/chat/completions")
+      << "the endpoint's path goes before the query";
+  EXPECT_NE(err.find("?key=***"), std::string::npos) << err;
+  EXPECT_EQ(err.find("QUERYSECRET"), std::string::npos) << err;
+  std::string logged = log.str();
+  EXPECT_NE(logged.find("?key=***"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("QUERYSECRET"), std::string::npos) << logged;
+  ASSERT_EQ(recorder.exchanges.size(), 1u);
+  EXPECT_EQ(LlmExchangeToJson(recorder.exchanges[0]).find("QUERYSECRET"), std::string::npos);
+  EXPECT_NE(recorder.exchanges[0].url.find("?key=***"), std::string::npos) << recorder.exchanges[0].url;
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, LlmSecretTest,
                          ::testing::Values(LlmProviderKind::openai, LlmProviderKind::anthropic),
                          [](const auto& param_info) { return std::string(LlmProviderName(param_info.param)); });

@@ -66,6 +66,16 @@ TEST(RunCli, MeaninglessValuesAreUsageErrorsThatNameTheOptionAndCreateNothing) {
       {{"-q", "-v", "run", "--op", "tiny_scale"}, "--quiet"},
       {{"run", "--op", "tiny_scal"}, "--op"},
       {{"run", "--op", "tiny_scale", "--config", "smal"}, "--config"},
+      {{"run", "--op", "tiny_scale", "--tune-share", "nan"}, "--tune-share"},
+      {{"run", "--op", "tiny_scale", "--seed", "-1"}, "--seed"},
+      {{"run", "--op", "tiny_scale", "--seed", "99999999999999999999999"}, "--seed"},
+      {{"run", "--op", "tiny_scale", "--api-key-env", ""}, "--api-key-env"},
+      {{"run", "--op", "tiny_scale", "--api-key-env", "1BAD"}, "--api-key-env"},
+      {{"run", "--op", "tiny_scale", "--api-key-env", "A=B"}, "--api-key-env"},
+      // A key in the base URL: refused with the URL masked, pointing at the key's variable.
+      {{"run", "--op", "tiny_scale", "--agent", "llm", "--model", "m", "--base-url",
+        "http://user:sk-URLSECRET@127.0.0.1:9/v1"},
+       "'http://***@127.0.0.1:9/v1' carries a user name or password: remove it, and put the API key in $OPENAI_API_KEY"},
   };
   for (const Case& c : cases) {
     std::string line;
@@ -77,6 +87,7 @@ TEST(RunCli, MeaninglessValuesAreUsageErrorsThatNameTheOptionAndCreateNothing) {
     EXPECT_LT(r.err.size(), 600u) << "a short answer, not a 309-digit bound: " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
     EXPECT_FALSE(fs::exists(box.dir.file("data"))) << "a usage error creates no store";
+    EXPECT_EQ(r.err.find("URLSECRET"), std::string::npos) << r.err;
   }
   // The global options that name places, given once each.
   CommandResult r = RunForgek({"--operators", box.ops, "--store", "", "run", "--op", "tiny_scale"}, box.env);
@@ -131,6 +142,17 @@ extern "C" __global__ void scale_vec(const float* x, float* y, float alpha, int 
   EXPECT_NE(r.err.find("compile_error"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("best 0.000x"), std::string::npos) << "nothing was timed: " << r.err;
   EXPECT_NE(r.out.find("attempts: 2"), std::string::npos) << "the summary is printed: " << r.out;
+  // Exit 1, and the store says the same: failed, with the reason.
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(box.store, &err)) << err;
+  std::vector<RunRecord> runs;
+  ASSERT_TRUE(store.ListRuns("tiny_scale", "", &runs, &err)) << err;
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_NE(nlohmann::json::parse(runs[0].summary_json).value("error", "").find("failed to compile"),
+            std::string::npos)
+      << runs[0].summary_json;
 }
 
 TEST(RunCli, ACompileOnlyProgressLineSaysCompiledWithoutASpeedup) {

@@ -239,7 +239,9 @@ TEST(LlmEvolution, TheCostCapHoldsWithFeedbackTurns) {
   Ran ran = RunWith(fx, *agent, 10, 1, &fx.store);
   EXPECT_EQ(fx.server.requests().size(), 3u) << "the third request reaches $0.021; no fourth is sent";
   EXPECT_EQ(ran.summary.spend.requests, 3);
-  EXPECT_EQ(ran.summary.stop_reason.rfind("agent: LLM budget spent", 0), 0u) << ran.summary.stop_reason;
+  EXPECT_EQ(ran.summary.stop_reason, "max-cost") << "a spent budget is a normal end, like --time";
+  EXPECT_EQ(ran.summary.status, "finished");
+  EXPECT_EQ(RunExitCode(ran.summary), 0);
   EXPECT_EQ(ran.attempts.size(), 3u);
 }
 
