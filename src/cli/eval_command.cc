@@ -169,6 +169,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     Compiler compiler(copts);
     Incumbent seal;
     if (!PickIncumbent(op, ctx.arch, &store, compiler, &seal, &err)) throw Failure(err);
+    for (const std::string& note : seal.skipped_seals) spdlog::warn("{}", note);
     k.incumbent = seal.kernel;
   }
   EvalResult result;

@@ -28,7 +28,7 @@ using nlohmann::json;
 
 struct KnowledgeOptions {
   std::string op, category, regime, kind, subject, id, text, file, output;
-  std::string forget_decision, forget_op, forget_mechanism;
+  std::string forget_decision, forget_op, forget_mechanism, forget_seal;
   int limit = 0;
 };
 
@@ -383,8 +383,9 @@ void RunMerge(Context& ctx, const KnowledgeOptions& o) {
 }
 
 void RunForget(Context& ctx, const KnowledgeOptions& o) {
-  int chosen = !o.forget_decision.empty() + !o.forget_op.empty() + !o.forget_mechanism.empty();
-  if (chosen != 1) throw UsageError("knowledge forget: give exactly one of --decision, --op, --mechanism");
+  int chosen =
+      !o.forget_decision.empty() + !o.forget_op.empty() + !o.forget_mechanism.empty() + !o.forget_seal.empty();
+  if (chosen != 1) throw UsageError("knowledge forget: give exactly one of --decision, --op, --mechanism, --seal");
   std::string path = StorePath(ctx);
   if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
   Store store;
@@ -393,7 +394,8 @@ void RunForget(Context& ctx, const KnowledgeOptions& o) {
   q.decision = o.forget_decision;
   q.operator_name = o.forget_op;
   q.mechanism = o.forget_mechanism;
-  if (q.decision.empty()) q.arch = ctx.arch;
+  q.seal = o.forget_seal;
+  if (q.decision.empty() && q.seal.empty()) q.arch = ctx.arch;
   std::map<std::string, int> removed;
   std::string err;
   if (!Forget(store, q, &removed, &err)) throw Failure(err);
@@ -444,10 +446,13 @@ void set_knowledge_command(CLI::App& app, Context& ctx) {
   merge->add_option("store", o->file, "The other store file")->required();
   merge->callback([&ctx, o] { RunMerge(ctx, *o); });
 
-  CLI::App* forget = cmd->add_subcommand("forget", "Remove a decision, an operator's knowledge or a mechanism");
+  CLI::App* forget =
+      cmd->add_subcommand("forget", "Remove a decision, an operator's knowledge, a mechanism or a seal");
   forget->add_option("--decision", o->forget_decision, "Decision id (or unique prefix)");
   forget->add_option("--op", o->forget_op, "Operator: its observations, profiles and evidence (on --arch)");
   forget->add_option("--mechanism", o->forget_mechanism, "Mechanism: every decision about it (on --arch)");
+  forget->add_option("--seal", o->forget_seal,
+                     "Seal id (or unique prefix): the seal; its children take its parent. Its candidate is kept");
   forget->callback([&ctx, o] { RunForget(ctx, *o); });
 }
 

@@ -179,6 +179,40 @@ TEST(Forget, DecisionOperatorMechanism) {
   EXPECT_FALSE(Forget(a, {"ffff", "", "", ""}, &removed, &err));
 }
 
+// A seal is removed by id or unique prefix; its children take its parent.
+TEST(Forget, SealByIdOrPrefixKeepsTheLineageConnected) {
+  TempDir dir;
+  Store a;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.2);
+  SealRecord base;
+  bool found = false;
+  ASSERT_TRUE(a.GetSeal("seal-NVIDIA H200", &base, &found, &err) && found) << err;
+  SealRecord mid = base, leaf = base;
+  mid.id = "mid-seal";
+  mid.parent = base.id;
+  leaf.id = "leaf-seal";
+  leaf.parent = mid.id;
+  ASSERT_TRUE(a.AddSeal(mid, &err)) << err;
+  ASSERT_TRUE(a.AddSeal(leaf, &err)) << err;
+  std::map<std::string, int> removed;
+  ForgetQuery q;
+  q.seal = "mid";
+  ASSERT_TRUE(Forget(a, q, &removed, &err)) << err;
+  EXPECT_EQ(removed["seals"], 1);
+  ASSERT_TRUE(a.GetSeal("mid-seal", &mid, &found, &err));
+  EXPECT_FALSE(found);
+  ASSERT_TRUE(a.GetSeal("leaf-seal", &leaf, &found, &err) && found);
+  EXPECT_EQ(leaf.parent, base.id);
+  q.seal = "nosuch";
+  EXPECT_FALSE(Forget(a, q, &removed, &err));
+  EXPECT_EQ(err, "no seal with id nosuch");
+  q.seal = "seal-NVIDIA H200";
+  q.operator_name = "gemm_bf16";
+  EXPECT_FALSE(Forget(a, q, &removed, &err)) << "one selector at a time";
+}
+
 // An import is untrusted: each field is checked for type, range and enumeration, and a file with
 // one bad field is refused whole, naming the field, with nothing written.
 TEST(Export, ImportRejectsBadFieldsWholeAndNamesThem) {
