@@ -209,7 +209,7 @@ void set_eval_command(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "Check a kernel against the golden on every config and time it against the reference");
   cmd->add_option("--op", a->op, "Operator name or alias")->required();
-  cmd->add_option("--kernel", a->kernel, "Candidate .cu file (manifest + device code)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", a->kernel, "Candidate .cu file (manifest + device code)")->required()->check(ReadableFile());
   cmd->add_option("--config", a->configs, "Only these configs (repeatable; default: every config)");
   cmd->add_option("--params", a->params, "Values for a family's params: BM=128,BN=64");
   cmd->add_option("--against", a->against, "Incumbent to time against: reference or seal")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "forgek/gpu_list.h"
+#include "forgek/paths.h"
 
 namespace forgek::cli {
 namespace {
@@ -61,6 +62,15 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
 CLI::Validator NonEmpty() {
   return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; },
                         "NON-EMPTY");
+}
+
+CLI::Validator ReadableFile() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::string why;
+        return IsReadableFile(s, &why) ? std::string() : s + " " + why;
+      },
+      "FILE");
 }
 
 CLI::Validator GpuListSyntax() {
