@@ -293,6 +293,12 @@ TEST(OperatorSpec, FilesAreRegularAndInsideTheFolder) {
     ExpectError(r, "seed", "is a FIFO, not a regular file");
     ExpectError(r, "golden", "is a symbolic link loop");
   }
+  // A UTF-8 byte order mark before the JSON is accepted (editors write one; it carries nothing).
+  {
+    TempDir tmp;
+    Loaded bom = LoadText(tmp, "\xEF\xBB\xBF" + ValidJson().dump(2));
+    EXPECT_TRUE(bom.ok) << bom.Report();
+  }
   // A path that goes down and back up without leaving the folder is fine.
   Loaded fine = LoadEdited([](Json& j) { j["seed"] = "families/../seed.cu"; });
   EXPECT_TRUE(fine.ok) << fine.Report();
