@@ -22,5 +22,8 @@ inline constexpr size_t kMaxExpressionChars = 4096;
 inline constexpr int64_t kMaxDynamicSmemBytes = 232448;
 // Characters of a diagnostic's message that are shown; the rest is cut with a note.
 inline constexpr size_t kMaxDiagnosticChars = 2000;
+// Diagnostics shown of one list; the rest is counted ("... and M more"): a file with 100 000
+// copies of one mistake gets a short answer.
+inline constexpr size_t kMaxDiagnosticsShown = 20;
 
 }  // namespace forgek

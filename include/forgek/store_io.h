@@ -29,12 +29,14 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
 // Merges the store file at `other_path` (opened read-only) into `store`.
 bool MergeStore(Store& store, const std::string& other_path, ImportStats* stats, std::string* err);
 
-// What to forget. Set exactly one of decision / operator_name / mechanism (arch narrows the last two).
+// What to forget. Set exactly one of decision / operator_name / mechanism / seal (arch narrows
+// operator_name and mechanism).
 struct ForgetQuery {
   std::string decision;       // a decision id or unique prefix: the decision and its evidence
   std::string operator_name;  // observations and profiles of the operator, and its evidence in decisions
   std::string mechanism;      // every decision about the mechanism
   std::string arch;
+  std::string seal;           // a seal id or unique prefix: the seal (its children take its parent)
 };
 // Removes what `q` selects in one transaction; decisions left without evidence are removed, the
 // others re-derived. *removed counts rows removed per table.

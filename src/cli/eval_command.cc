@@ -169,6 +169,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     Compiler compiler(copts);
     Incumbent seal;
     if (!PickIncumbent(op, ctx.arch, &store, compiler, &seal, &err)) throw Failure(err);
+    for (const std::string& note : seal.skipped_seals) spdlog::warn("{}", note);
     k.incumbent = seal.kernel;
   }
   EvalResult result;
@@ -208,7 +209,7 @@ void set_eval_command(CLI::App& app, Context& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "eval", "Check a kernel against the golden on every config and time it against the reference");
   cmd->add_option("--op", a->op, "Operator name or alias")->required();
-  cmd->add_option("--kernel", a->kernel, "Candidate .cu file (manifest + device code)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", a->kernel, "Candidate .cu file (manifest + device code)")->required()->check(ReadableFile());
   cmd->add_option("--config", a->configs, "Only these configs (repeatable; default: every config)");
   cmd->add_option("--params", a->params, "Values for a family's params: BM=128,BN=64");
   cmd->add_option("--against", a->against, "Incumbent to time against: reference or seal")

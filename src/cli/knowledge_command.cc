@@ -17,6 +17,7 @@
 #include "core/json_parse.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
+#include "cli/printable.h"
 #include "forgek/knowledge.h"
 #include "forgek/operator_spec.h"
 #include "forgek/paths.h"
@@ -30,7 +31,7 @@ using nlohmann::json;
 
 struct KnowledgeOptions {
   std::string op, category, regime, kind, subject, id, text, file, output;
-  std::string forget_decision, forget_op, forget_mechanism;
+  std::string forget_decision, forget_op, forget_mechanism, forget_seal;
   int limit = 0;
 };
 
@@ -115,9 +116,9 @@ void PrintDecisionTable(const std::vector<DecisionRecord>& decisions, const std:
     std::string from;
     for (const auto& o : d.operators) from += (from.empty() ? "" : ",") + o;
     if (TransferredTo(d, op)) from = "transferred from " + from;
-    std::printf("  %-10.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", d.id.c_str(), d.scope.mechanism.substr(0, 24).c_str(),
-                d.scope.setting.empty() ? "(mechanism)" : d.scope.setting.substr(0, 22).c_str(), d.scope.regime.c_str(),
-                d.verdict.c_str(), EffectCell(d).c_str(), d.comparisons, from.c_str());
+    std::printf("  %-10.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", Printable(d.id).c_str(), Printable(d.scope.mechanism.substr(0, 24)).c_str(),
+                d.scope.setting.empty() ? "(mechanism)" : Printable(d.scope.setting.substr(0, 22)).c_str(), Printable(d.scope.regime).c_str(),
+                Printable(d.verdict).c_str(), Printable(EffectCell(d)).c_str(), d.comparisons, Printable(from).c_str());
   }
 }
 
@@ -199,22 +200,22 @@ void RunList(Context& ctx, const KnowledgeOptions& o) {
     // counted per subject here, listed with --kind / --subject or --json.
     std::map<std::string, std::map<std::string, int>> counts;  // subject -> kind -> n
     for (const auto& x : obs) counts[x.subject][x.kind] += 1;
-    std::printf("%s on %s%s: %zu observation(s)\n", op.c_str(), ctx.arch.c_str(),
-                dq.category.empty() ? "" : (" (category " + dq.category + ")").c_str(), obs.size());
+    std::printf("%s on %s%s: %zu observation(s)\n", Printable(op).c_str(), ctx.arch.c_str(),
+                dq.category.empty() ? "" : Printable((" (category " + dq.category + ")")).c_str(), obs.size());
     bool detail = !o.kind.empty() || !o.subject.empty();
     for (const auto& [subject, kinds] : counts) {
       std::string line;
       for (const auto& [kind, n] : kinds) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
-      std::printf("  %-40s %s\n", subject.substr(0, 40).c_str(), line.c_str());
+      std::printf("  %-40s %s\n", Printable(subject.substr(0, 40)).c_str(), Printable(line).c_str());
     }
     for (const auto& x : obs)
       if (detail || (x.kind == "claim" && x.value == "unverified"))
-        std::printf("    %-20s %-8s %-18s %-24s %-22s %s\n", x.subject.substr(0, 20).c_str(), x.kind.c_str(),
-                    x.key.c_str(), x.value.substr(0, 24).c_str(), x.mechanism.empty() ? "" : ("-> " + x.mechanism).c_str(),
-                    x.evidence.c_str());
+        std::printf("    %-20s %-8s %-18s %-24s %-22s %s\n", Printable(x.subject.substr(0, 20)).c_str(), Printable(x.kind).c_str(),
+                    Printable(x.key).c_str(), Printable(x.value.substr(0, 24)).c_str(), x.mechanism.empty() ? "" : Printable(("-> " + x.mechanism)).c_str(),
+                    Printable(x.evidence).c_str());
   }
   std::printf("%zu decision(s) for %s on %s:\n", decisions.size(),
-              dq.category.empty() ? "every category" : dq.category.c_str(), ctx.arch.c_str());
+              dq.category.empty() ? "every category" : Printable(dq.category).c_str(), ctx.arch.c_str());
   PrintDecisionTable(decisions, op);
 }
 
@@ -237,26 +238,26 @@ void RunShow(Context& ctx, const KnowledgeOptions& o) {
       return;
     }
     std::printf("decision %s\n  %s\n  scope: %s / %s / %s / %s / %s\n  settings: %s\nevidence (%zu):\n",
-                d.id.c_str(), d.text.c_str(), d.scope.arch.c_str(), d.scope.category.c_str(), d.scope.regime.c_str(),
-                d.scope.mechanism.c_str(), d.scope.setting.empty() ? "(whole mechanism)" : d.scope.setting.c_str(),
-                d.settings_json.c_str(), ev.size());
+                Printable(d.id).c_str(), Printable(d.text).c_str(), Printable(d.scope.arch).c_str(), Printable(d.scope.category).c_str(), Printable(d.scope.regime).c_str(),
+                Printable(d.scope.mechanism).c_str(), d.scope.setting.empty() ? "(whole mechanism)" : Printable(d.scope.setting).c_str(),
+                Printable(d.settings_json).c_str(), ev.size());
     for (const auto& e : ev) {
       if (e.kind == "observation") {
-        std::printf("  observation  %s\n", e.source.c_str());
+        std::printf("  observation  %s\n", Printable(e.source).c_str());
         continue;
       }
       json detail = ParseJsonLenient(e.detail_json);
       std::string against = detail.is_object() ? detail.value("against", "") : "";
-      std::printf("  %-10s %.3fx (noise %.1f%%) vs %s on %s: %s\n", e.kind.c_str(), e.speedup, 100 * e.noise,
-                  against.c_str(), e.operator_name.c_str(), e.source.c_str());
+      std::printf("  %-10s %.3fx (noise %.1f%%) vs %s on %s: %s\n", Printable(e.kind).c_str(), e.speedup, 100 * e.noise,
+                  Printable(against).c_str(), Printable(e.operator_name).c_str(), Printable(e.source).c_str());
       if (detail.is_object() && detail.contains("configs") && detail["configs"].is_array())
         for (const auto& c : detail["configs"])
           if (c.is_object())
-            std::printf("      %-22s %10.2f us vs %10.2f us  %.3fx (noise %.1f%%)\n", c.value("config", "").c_str(),
+            std::printf("      %-22s %10.2f us vs %10.2f us  %.3fx (noise %.1f%%)\n", Printable(c.value("config", "")).c_str(),
                         c.value("setting_us", 0.0), c.value("against_us", 0.0), c.value("speedup", 0.0),
                         100 * c.value("noise", 0.0));
       if (e.metric_deltas_json != "{}" && !e.metric_deltas_json.empty())
-        std::printf("      metric deltas (this setting minus the other): %s\n", e.metric_deltas_json.c_str());
+        std::printf("      metric deltas (this setting minus the other): %s\n", Printable(e.metric_deltas_json).c_str());
     }
     return;
   }
@@ -268,8 +269,8 @@ void RunShow(Context& ctx, const KnowledgeOptions& o) {
       if (ctx.json) {
         std::printf("%s\n", ParseJsonLenient(m->json).dump(1).c_str());
       } else {
-        std::printf("%s: %s (%s)\n  what: %s\n  helps: %s\n  hurts: %s\n  words: %s\n", m->id.c_str(), m->name.c_str(),
-                    m->unit.c_str(), m->what.c_str(), m->helps.c_str(), m->hurts.c_str(), m->llm_words.c_str());
+        std::printf("%s: %s (%s)\n  what: %s\n  helps: %s\n  hurts: %s\n  words: %s\n", Printable(m->id).c_str(), Printable(m->name).c_str(),
+                    Printable(m->unit).c_str(), Printable(m->what).c_str(), Printable(m->helps).c_str(), Printable(m->hurts).c_str(), Printable(m->llm_words).c_str());
       }
       return;
     }
@@ -315,15 +316,15 @@ void RunSearch(Context& ctx, const KnowledgeOptions& o) {
   }
   std::printf("mechanisms (%zu):\n", j["mechanisms"].size());
   for (const auto& m : j["mechanisms"])
-    std::printf("  %-22s %s\n", m["id"].get<std::string>().c_str(), m["name"].get<std::string>().c_str());
+    std::printf("  %-22s %s\n", Printable(m["id"].get<std::string>()).c_str(), Printable(m["name"].get<std::string>()).c_str());
   std::printf("decisions (%zu):\n", j["decisions"].size());
   for (const auto& d : j["decisions"])
-    std::printf("  %.10s  %s\n", d["id"].get<std::string>().c_str(), d["text"].get<std::string>().c_str());
+    std::printf("  %.10s  %s\n", Printable(d["id"].get<std::string>()).c_str(), Printable(d["text"].get<std::string>()).c_str());
   std::printf("observations (%zu):\n", j["observations"].size());
   for (const auto& x : j["observations"])
-    std::printf("  %s/%s %s %s = %s\n", x["operator"].get<std::string>().c_str(), x["config"].get<std::string>().c_str(),
-                x["kind"].get<std::string>().c_str(), x["key"].get<std::string>().c_str(),
-                x["value"].get<std::string>().c_str());
+    std::printf("  %s/%s %s %s = %s\n", Printable(x["operator"].get<std::string>()).c_str(), Printable(x["config"].get<std::string>()).c_str(),
+                Printable(x["kind"].get<std::string>()).c_str(), Printable(x["key"].get<std::string>()).c_str(),
+                Printable(x["value"].get<std::string>()).c_str());
 }
 
 void RunExport(Context& ctx, const KnowledgeOptions& o) {
@@ -388,8 +389,9 @@ void RunMerge(Context& ctx, const KnowledgeOptions& o) {
 }
 
 void RunForget(Context& ctx, const KnowledgeOptions& o) {
-  int chosen = !o.forget_decision.empty() + !o.forget_op.empty() + !o.forget_mechanism.empty();
-  if (chosen != 1) throw UsageError("knowledge forget: give exactly one of --decision, --op, --mechanism");
+  int chosen =
+      !o.forget_decision.empty() + !o.forget_op.empty() + !o.forget_mechanism.empty() + !o.forget_seal.empty();
+  if (chosen != 1) throw UsageError("knowledge forget: give exactly one of --decision, --op, --mechanism, --seal");
   std::string path = StorePath(ctx);
   if (!StoreExists(path)) throw Failure("no knowledge store at " + path);
   Store store;
@@ -398,7 +400,8 @@ void RunForget(Context& ctx, const KnowledgeOptions& o) {
   q.decision = o.forget_decision;
   q.operator_name = o.forget_op;
   q.mechanism = o.forget_mechanism;
-  if (q.decision.empty()) q.arch = ctx.arch;
+  q.seal = o.forget_seal;
+  if (q.decision.empty() && q.seal.empty()) q.arch = ctx.arch;
   std::map<std::string, int> removed;
   std::string err;
   if (!Forget(store, q, &removed, &err)) throw Failure(err);
@@ -449,10 +452,13 @@ void set_knowledge_command(CLI::App& app, Context& ctx) {
   merge->add_option("store", o->file, "The other store file")->required();
   merge->callback([&ctx, o] { RunMerge(ctx, *o); });
 
-  CLI::App* forget = cmd->add_subcommand("forget", "Remove a decision, an operator's knowledge or a mechanism");
+  CLI::App* forget =
+      cmd->add_subcommand("forget", "Remove a decision, an operator's knowledge, a mechanism or a seal");
   forget->add_option("--decision", o->forget_decision, "Decision id (or unique prefix)");
   forget->add_option("--op", o->forget_op, "Operator: its observations, profiles and evidence (on --arch)");
   forget->add_option("--mechanism", o->forget_mechanism, "Mechanism: every decision about it (on --arch)");
+  forget->add_option("--seal", o->forget_seal,
+                     "Seal id (or unique prefix): the seal; its children take its parent. Its candidate is kept");
   forget->callback([&ctx, o] { RunForget(ctx, *o); });
 }
 

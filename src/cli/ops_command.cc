@@ -17,9 +17,16 @@
 #include "forgek/operator_spec.h"
 #include "forgek/param_corners.h"
 #include "forgek/paths.h"
+#include "forgek/spec_limits.h"
 
 namespace forgek::cli {
 namespace {
+
+// One error line per diagnostic, the first kMaxDiagnosticsShown of them, then how many more.
+void LogDiagnostics(const Diagnostics& diags) {
+  for (size_t i = 0; i < diags.size() && i < kMaxDiagnosticsShown; ++i) spdlog::error("{}", diags[i].str());
+  if (diags.size() > kMaxDiagnosticsShown) spdlog::error("... and {} more", diags.size() - kMaxDiagnosticsShown);
+}
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -156,7 +163,7 @@ void ShowOperator(const Context& ctx, const std::string& name) {
   OperatorSpec op;
   Diagnostics diags;
   if (!LoadOperator(OperatorDir(ctx, name), &op, &diags)) {
-    for (const Diagnostic& d : diags) spdlog::error("{}", d.str());
+    LogDiagnostics(diags);
     throw Failure(fmt::format("operator '{}' is invalid ({} problem{})", name, diags.size(), diags.size() == 1 ? "" : "s"));
   }
   json j = OperatorJson(op);
@@ -389,7 +396,7 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
       continue;
     }
     std::printf("%s: %s\n", v->name.c_str(), ok ? "ok" : fmt::format("{} problem{}", v->diags.size(), v->diags.size() == 1 ? "" : "s").c_str());
-    for (const Diagnostic& d : v->diags) spdlog::error("{}", d.str());
+    LogDiagnostics(v->diags);
   }
   if (ctx.json) std::printf("%s\n", out.dump(2).c_str());
   std::fflush(stdout);

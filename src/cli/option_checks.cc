@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "forgek/gpu_list.h"
+#include "forgek/paths.h"
 
 namespace forgek::cli {
 namespace {
@@ -89,6 +90,15 @@ CLI::Validator EnvVarName() {
 CLI::Validator NonEmpty() {
   return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; },
                         "NON-EMPTY");
+}
+
+CLI::Validator ReadableFile() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::string why;
+        return IsReadableFile(s, &why) ? std::string() : s + " " + why;
+      },
+      "FILE");
 }
 
 CLI::Validator GpuListSyntax() {

@@ -22,6 +22,9 @@ CLI::Validator NumberInRange(double min, double max);
 CLI::Validator EnvVarName();
 // A value that is not empty (an empty path or name means nothing).
 CLI::Validator NonEmpty();
+// A path naming a regular file; otherwise says what it is (missing, a folder, a device, a FIFO, a
+// symbolic link loop, a link to a missing file).
+CLI::Validator ReadableFile();
 // The syntax of --gpus (all, a count, a list of indices), before any GPU is counted.
 CLI::Validator GpuListSyntax();
 

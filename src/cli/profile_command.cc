@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
+#include "cli/option_checks.h"
 #include "cli/params_option.h"
 #include "forgek/bottleneck.h"
 #include "forgek/candidate.h"
@@ -181,7 +182,7 @@ void set_profile_command(CLI::App& app, Context& ctx) {
       "profile", "Profile the reference or a kernel on the GPU (launches, metrics, bottleneck) and record it");
   cmd->add_option("--op", a->op, "Operator name or alias")->required();
   cmd->add_flag("--reference", a->reference, "Profile the operator's expert reference");
-  cmd->add_option("--kernel", a->kernel, "Profile this candidate .cu file")->check(CLI::ExistingFile);
+  cmd->add_option("--kernel", a->kernel, "Profile this candidate .cu file")->check(ReadableFile());
   cmd->add_option("--params", a->params, "Values for a family's params: BM=128,BN=64");
   cmd->add_option("--config", a->configs, "Only these configs (repeatable; default: every config)");
   cmd->add_option("--metrics", a->metrics, "Range-profiler metrics m1,m2 (default: forgek's set)");

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/option_checks.h"
+#include "cli/printable.h"
 #include "cli/load_operator.h"
 #include "cli/gpu_session.h"
 #include "forgek/operator_spec.h"
@@ -51,7 +52,7 @@ void List(const Context& ctx, const SealArgs& a) {
     return;
   }
   if (seals.empty()) {
-    std::fprintf(stderr, "no seals%s%s on %s in %s\n", a.op.empty() ? "" : " of ", a.op.c_str(), ctx.arch.c_str(),
+    std::fprintf(stderr, "no seals%s%s on %s in %s\n", a.op.empty() ? "" : " of ", Printable(a.op).c_str(), ctx.arch.c_str(),
                  store.path().c_str());
     return;
   }
@@ -59,9 +60,9 @@ void List(const Context& ctx, const SealArgs& a) {
   for (const SealRecord& s : seals) {
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.3fx", s.geomean_speedup);
-    std::printf("%-14s %-24s %-6s %-22s %-10s %-14s\n", s.id.substr(0, 12).c_str(), s.operator_name.c_str(),
-                s.arch.c_str(), s.created_at.c_str(), speedup,
-                s.parent.empty() ? "(reference)" : s.parent.substr(0, 12).c_str());
+    std::printf("%-14s %-24s %-6s %-22s %-10s %-14s\n", Printable(s.id.substr(0, 12)).c_str(), Printable(s.operator_name).c_str(),
+                Printable(s.arch).c_str(), Printable(s.created_at).c_str(), speedup,
+                s.parent.empty() ? "(reference)" : Printable(s.parent.substr(0, 12)).c_str());
   }
 }
 
@@ -88,7 +89,7 @@ void Export(const Context& ctx, const SealArgs& a) {
   if (ctx.json)
     std::printf("%s\n", nlohmann::json{{"seal", seal.id}, {"dir", a.dir}}.dump().c_str());
   else
-    std::printf("exported seal %s to %s\n", seal.id.substr(0, 12).c_str(), a.dir.c_str());
+    std::printf("exported seal %s to %s\n", Printable(seal.id.substr(0, 12)).c_str(), a.dir.c_str());
 }
 
 void Diff(const Context& ctx, const SealArgs& a) {
@@ -98,7 +99,7 @@ void Diff(const Context& ctx, const SealArgs& a) {
   if (ctx.json)
     std::printf("%s\n", SealDiffJson(store, x, y).c_str());
   else
-    std::printf("%s", SealDiffText(store, x, y).c_str());
+    std::printf("%s", Printable(SealDiffText(store, x, y)).c_str());
 }
 
 void Verify(Context& ctx, const SealArgs& a) {
@@ -110,7 +111,7 @@ void Verify(Context& ctx, const SealArgs& a) {
   if (ctx.json) {
     std::printf("%s\n", v.json.c_str());
   } else {
-    std::printf("%s", v.text.c_str());
+    std::printf("%s", Printable(v.text).c_str());
   }
   ctx.exit_code = v.exit_code;
 }

@@ -365,6 +365,11 @@ std::string CandidateManifest::ArchsText() const {
 }
 
 bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags) {
+  // A UTF-8 byte order mark (some editors write one) is not C++: NVRTC stops at it. It is dropped
+  // here, so the source kept, hashed and compiled starts with the text.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (std::string_view(source).substr(0, kBom.size()) == kBom)
+    return ParseCandidate(path, source.substr(kBom.size()), out, diags);
   ManifestSpan span;
   if (!FindManifest(path, source, &span, diags)) return false;
   Json root;

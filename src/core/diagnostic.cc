@@ -32,10 +32,12 @@ std::string Diagnostic::str() const {
 
 std::string FormatDiagnostics(const Diagnostics& diags) {
   std::string out;
-  for (const Diagnostic& d : diags) {
+  for (size_t i = 0; i < diags.size() && i < kMaxDiagnosticsShown; ++i) {
     if (!out.empty()) out += "\n";
-    out += d.str();
+    out += diags[i].str();
   }
+  if (diags.size() > kMaxDiagnosticsShown)
+    out += "\n... and " + std::to_string(diags.size() - kMaxDiagnosticsShown) + " more";
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "core/suggest.h"
 
@@ -79,6 +80,20 @@ bool FieldReader::String(const Json& obj, const std::string& obj_path, const std
     return false;
   }
   *out = v->get<std::string>();
+  return CheckText(JsonPathKey(obj_path, key), *out);
+}
+
+bool FieldReader::CheckText(const std::string& path, const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n') continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", c);
+    Error(path, std::string("holds ") + (c == 0 ? "NUL" : c == 0x1b ? "ESC" : "the control character ") +
+                    (c == 0 || c == 0x1b ? "" : hex) + " at byte " + std::to_string(i) +
+                    "; control characters other than tab and newline are refused");
+    return false;
+  }
   return true;
 }
 
@@ -138,6 +153,10 @@ bool FieldReader::StringList(const Json& obj, const std::string& obj_path, const
     const Json& item = (*v)[i];
     if (!item.is_string()) {
       Error(JsonPathIndex(path, i), "expected a string, got " + JsonTypeName(item));
+      ok = false;
+      continue;
+    }
+    if (!CheckText(JsonPathIndex(path, i), item.get_ref<const std::string&>())) {
       ok = false;
       continue;
     }

@@ -39,8 +39,12 @@ class FieldReader {
   // The member `key` of `obj`, or nullptr (with an error when `required`).
   const Json* Member(const Json& obj, const std::string& obj_path, const std::string& key, bool required);
 
+  // A string field; one holding a control character other than tab and newline (NUL cuts printed
+  // text, ESC drives the terminal) is an error naming the character and its byte.
   bool String(const Json& obj, const std::string& obj_path, const std::string& key, bool required,
               std::string* out);
+  // Whether text read at `path` is free of control characters other than tab and newline; an error if not.
+  bool CheckText(const std::string& path, const std::string& text);
   bool Bool(const Json& obj, const std::string& obj_path, const std::string& key, bool* out);
   bool Number(const Json& obj, const std::string& obj_path, const std::string& key, bool required, double* out);
   bool Integer(const Json& v, const std::string& path, int64_t* out);

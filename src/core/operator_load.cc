@@ -121,6 +121,8 @@ class OperatorLoader {
       ConfigSpec config;
       bool ok = r_.String(c, path, "name", true, &config.name);
       if (ok && config.name.empty()) r_.Error(JsonPathKey(path, "name"), "must not be empty"), ok = false;
+      if (ok && config.name.find_first_of("\t\n") != std::string::npos)
+        r_.Error(JsonPathKey(path, "name"), "must be one line without tabs"), ok = false;
       if (ok && !names.insert(config.name).second)
         r_.Error(JsonPathKey(path, "name"), "config '" + config.name + "' appears twice"), ok = false;
       const Json* values = r_.Member(c, path, "values", true);
@@ -460,14 +462,22 @@ class OperatorLoader {
       r_.Error("tolerance.max_mismatch_fraction", "must be a number in [0, 0.5)");
   }
 
+  // A file of the operator: a relative path that stays inside the operator folder (a shipped or
+  // shared operator reads nothing else), naming a regular file.
   void RequireFile(const std::string& path, const std::string& rel) {
     if (rel.empty()) {
       r_.Error(path, "must name a file");
       return;
     }
-    std::error_code ec;
-    if (!fs::is_regular_file(fs::path(dir_) / rel, ec))
-      r_.Error(path, "file '" + rel + "' does not exist in " + dir_);
+    fs::path p(rel);
+    fs::path normal = p.lexically_normal();
+    if (p.is_absolute() || normal.empty() || *normal.begin() == "..") {
+      r_.Error(path, "'" + rel + "' is not inside the operator folder; name a file relative to " + dir_ +
+                         " (no absolute path, no '..' out of it)");
+      return;
+    }
+    std::string why;
+    if (!IsReadableFile((fs::path(dir_) / rel).string(), &why)) r_.Error(path, "file '" + rel + "' in " + dir_ + " " + why);
   }
 
   void ReadFiles(const Json& root) {

@@ -34,6 +34,10 @@ bool IsReadableFile(const std::string& path, std::string* why) {
     return false;
   }
   fs::file_status target = fs::status(path, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    *why = "is a symbolic link loop";
+    return false;
+  }
   if (fs::is_symlink(link) && !fs::exists(target)) {
     *why = "is a link to a missing file (" + fs::read_symlink(path, ec).string() + ")";
     return false;

@@ -88,6 +88,8 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
   if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kFormat)
     return fail("format", std::string("expected \"") + kFormat + "\"");
   if (!doc.contains("schema") || !doc["schema"].is_number_integer()) return fail("schema", "expected an integer");
+  if (doc["schema"].get<int64_t>() < 1)
+    return fail("schema", "expected a schema number >= 1, got " + doc["schema"].dump());
   if (doc["schema"].get<int64_t>() > Store::CurrentSchemaVersion())
     return fail("schema", "written by a newer forgek (schema " + std::to_string(doc["schema"].get<int64_t>()) +
                               " > " + std::to_string(Store::CurrentSchemaVersion()) + ")");
@@ -98,6 +100,7 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
       return fail(it.key(), "unknown table");
 
   std::set<std::string> touched_decisions;
+  const json interrupted = "interrupted";
   std::string inner;
   bool ok = store.Transaction(
       [&](std::string* e) {
@@ -137,10 +140,23 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
                 *e = where + "." + c.key() + ": " + why;
                 return false;
               }
+              // A run still running where it was exported is not running here: it would show
+              // as running for good. It is kept as interrupted.
+              if (std::string(t.name) == "runs" && c.key() == "status" && *c == "running") {
+                values.push_back(&interrupted);
+                names += (names.empty() ? "" : ", ") + c.key();
+                marks += marks.empty() ? "?" : ", ?";
+                continue;
+              }
               names += (names.empty() ? "" : ", ") + c.key();
               marks += marks.empty() ? "?" : ", ?";
               values.push_back(&*c);
             }
+            for (const std::string& key : store_detail::RequiredImportKeys(t.name))
+              if (!r.contains(key)) {
+                *e = where + "." + key + ": missing (a row needs its key)";
+                return false;
+              }
             sql::Stmt s(store.handle(),
                         ("INSERT OR IGNORE INTO " + std::string(t.name) + " (" + names + ") VALUES (" + marks + ")")
                             .c_str());
@@ -168,6 +184,7 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
               touched_decisions.insert(r["decision_id"].get<std::string>());
           }
         }
+        if (!store_detail::CheckImportReferences(store.handle(), doc, e)) return false;
         for (const auto& id : touched_decisions) {
           if (!store_detail::RecomputeDecision(store, id, nullptr, e)) return false;
           ++st.decisions_updated;

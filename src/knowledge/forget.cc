@@ -1,4 +1,4 @@
-// Forgetting knowledge: a decision, an operator's observations and evidence, or a mechanism.
+// Forgetting knowledge: a decision, an operator's observations and evidence, a mechanism, or a seal.
 #include <set>
 
 #include "forgek/store_io.h"
@@ -29,12 +29,31 @@ bool Collect(sqlite3* db, const std::string& text, const std::vector<std::string
   }
 }
 
+// Removes seal `prefix` (an id or a unique prefix of one). Its children take its parent, so that a
+// lineage stays connected around the removed seal.
+bool ForgetSeal(sqlite3* db, const std::string& prefix, std::map<std::string, int>* removed, std::string* err) {
+  std::set<std::string> ids;
+  if (!Collect(db, "SELECT id FROM seals WHERE substr(id, 1, length(?1)) = ?1", {prefix}, &ids, err)) return false;
+  if (ids.empty()) {
+    *err = "no seal with id " + prefix;
+    return false;
+  }
+  if (ids.size() > 1 && !ids.count(prefix)) {
+    *err = "seal id prefix " + prefix + " is ambiguous (" + std::to_string(ids.size()) + " seals)";
+    return false;
+  }
+  std::string id = ids.count(prefix) ? prefix : *ids.begin();
+  sql::Stmt reparent(db, "UPDATE seals SET parent = (SELECT parent FROM seals WHERE id = ?1) WHERE parent = ?1");
+  reparent.Bind(1, id);
+  return reparent.Run(err) && Delete(db, "seals", "id = ?1", {id}, removed, err);
+}
+
 }  // namespace
 
 bool Forget(Store& store, const ForgetQuery& q, std::map<std::string, int>* removed, std::string* err) {
-  int set = !q.decision.empty() + !q.operator_name.empty() + !q.mechanism.empty();
+  int set = !q.decision.empty() + !q.operator_name.empty() + !q.mechanism.empty() + !q.seal.empty();
   if (set != 1) {
-    if (err) *err = "forget needs exactly one of a decision id, an operator or a mechanism";
+    if (err) *err = "forget needs exactly one of a decision id, an operator, a mechanism or a seal id";
     return false;
   }
   std::map<std::string, int> local;
@@ -43,6 +62,7 @@ bool Forget(Store& store, const ForgetQuery& q, std::map<std::string, int>* remo
   sqlite3* db = store.handle();
   return store.Transaction(
       [&](std::string* e) {
+        if (!q.seal.empty()) return ForgetSeal(db, q.seal, &rm, e);
         if (!q.decision.empty()) {
           DecisionRecord d;
           bool found = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 #include <set>
 #include <utility>
 
@@ -30,12 +31,77 @@ using Key = std::pair<std::string, std::string>;  // table, column
 // Allowed words of enumerated columns.
 const std::set<std::string>* Enumeration(const Key& key) {
   static const std::set<std::string> verdicts = {"hypothesis", "validated", "refuted"};
+  // A "running" run is stored "interrupted" by the import (it runs elsewhere, never here).
   static const std::set<std::string> statuses = {"running", "finished", "failed", "interrupted"};
+  static const std::set<std::string> archs = {"sm90", "sm100"};
+  static const std::set<std::string> regimes = {"small", "large", "skinny", "any"};
   // "attempt": evidence of exports written before schema 4, checked and then left out.
   static const std::set<std::string> evidence_kinds = {"observation", "comparison", "ablation", "attempt"};
   if (key == Key{"decisions", "verdict"}) return &verdicts;
   if (key == Key{"runs", "status"}) return &statuses;
   if (key == Key{"evidence", "kind"}) return &evidence_kinds;
+  if (key == Key{"decisions", "regime"}) return &regimes;
+  if (key.second == "arch") return &archs;
+  return nullptr;
+}
+
+// Columns that name a row (a primary key) or the row another refers to: never null, never "".
+bool IsKeyField(const Key& key) {
+  static const std::set<Key> keys = {
+      {"devices", "name"},         {"devices", "arch"},      {"operators", "name"},
+      {"mechanisms", "id"},        {"runs", "id"},           {"candidates", "hash"},
+      {"attempts", "id"},          {"attempts", "run_id"},   {"attempts", "candidate_hash"},
+      {"attempt_measurements", "attempt_id"},                {"attempt_measurements", "config"},
+      {"profiles", "id"},          {"observations", "id"},   {"decisions", "id"},
+      {"evidence", "id"},          {"evidence", "decision_id"}, {"seals", "id"},
+      {"seals", "candidate_hash"}, {"exchanges", "id"}};
+  return keys.count(key) > 0;
+}
+
+// Time columns; those with an empty default ("finished_at" of a run that has not ended) may be "".
+bool IsTimeField(const Key& key, bool* may_be_empty) {
+  const std::string& c = key.second;
+  if (c.size() < 4 || c.compare(c.size() - 3, 3, "_at") != 0) return false;
+  *may_be_empty = c != "created_at" && c != "updated_at";
+  return true;
+}
+
+// A time as the store writes it: 2026-01-31T23:59:59Z (fractional seconds allowed).
+bool IsIso8601(const std::string& s) {
+  auto digits = [&](size_t at, size_t n, int lo, int hi) {
+    if (at + n > s.size()) return false;
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v >= lo && v <= hi;
+  };
+  if (s.size() < 20 || !digits(0, 4, 0, 9999) || s[4] != '-' || !digits(5, 2, 1, 12) || s[7] != '-' ||
+      !digits(8, 2, 1, 31) || s[10] != 'T' || !digits(11, 2, 0, 23) || s[13] != ':' || !digits(14, 2, 0, 59) ||
+      s[16] != ':' || !digits(17, 2, 0, 60))
+    return false;
+  size_t i = 19;
+  if (s[i] == '.') {
+    size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  return i + 1 == s.size() && s[i] == 'Z';
+}
+
+// The first control character a text column must not hold: NUL cuts text where it is printed and
+// ESC drives the terminal. Tab, newline and carriage return are text. The exchanges table keeps
+// raw provider traffic as it came and is never printed raw: it is left as is.
+const char* ControlCharacter(const Key& key, const std::string& s, size_t* at) {
+  if (key.first == "exchanges") return nullptr;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    if (c == '\t' || c == '\n' || c == '\r') continue;
+    *at = i;
+    return c == 0 ? "NUL" : c == 0x1b ? "ESC" : "a control character";
+  }
   return nullptr;
 }
 
@@ -114,6 +180,20 @@ bool CheckInteger(const Key& key, const json& value, std::string* err) {
 
 bool CheckText(const Key& key, const json& value, std::string* err) {
   const std::string& s = value.get_ref<const std::string&>();
+  if (s.empty() && IsKeyField(key)) {
+    *err = "expected a non-empty string, got \"\"";
+    return false;
+  }
+  size_t at = 0;
+  if (const char* what = ControlCharacter(key, s, &at)) {
+    *err = std::string("holds ") + what + " (byte " + std::to_string(at) + "); control characters are refused";
+    return false;
+  }
+  bool may_be_empty = false;
+  if (IsTimeField(key, &may_be_empty) && !(may_be_empty && s.empty()) && !IsIso8601(s)) {
+    *err = "expected a time such as 2026-01-31T23:59:59Z, got \"" + s.substr(0, 40) + "\"";
+    return false;
+  }
   if (const auto* words = Enumeration(key); words && !words->count(s)) {
     std::string list;
     for (const auto& w : *words) list += (list.empty() ? "" : ", ") + w;
@@ -150,6 +230,10 @@ bool CheckImportValue(const std::string& table, const ColumnInfo& column, const 
   const std::string& type = column.type;
   std::string expected = type == "INTEGER" ? "an integer" : type == "REAL" ? "a number" : "a string";
   if (value.is_null()) {
+    if (IsKeyField(key)) {
+      *err = "expected a non-empty string, got null";
+      return false;
+    }
     if (!column.not_null) return true;
     *err = "expected " + expected + ", got null";
     return false;
@@ -164,6 +248,15 @@ bool CheckImportValue(const std::string& table, const ColumnInfo& column, const 
   if (type == "INTEGER") return CheckInteger(key, value, err);
   if (type == "REAL") return CheckNumber(key, value, err);
   return CheckText(key, value, err);
+}
+
+std::vector<std::string> RequiredImportKeys(const std::string& table) {
+  static const char* const columns[] = {"id", "hash", "name", "arch", "run_id", "candidate_hash", "attempt_id",
+                                        "config", "decision_id"};
+  std::vector<std::string> out;
+  for (const char* c : columns)
+    if (IsKeyField({table, c})) out.push_back(c);
+  return out;
 }
 
 }  // namespace forgek::store_detail

@@ -1,7 +1,10 @@
-// Validation of one row of a knowledge import: type, range and enumeration of every field.
+// Validation of a knowledge import: type, range and enumeration of every field, and the references between rows.
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +21,18 @@ struct ColumnInfo {
 // enumerations the store relies on (a verdict is hypothesis|validated|refuted, a confidence is in
 // 0..1, a count fits an int), and JSON text columns holding JSON of the right kind. False with
 // `err` saying what was expected and what came (never the whole value).
+// Key columns (ids, hashes, the ids a row refers to) take only non-empty strings, times only
+// ISO-8601 as the store writes them, text no NUL, ESC or other control character but tab and newline.
 bool CheckImportValue(const std::string& table, const ColumnInfo& column, const nlohmann::json& value,
                       std::string* err);
+
+// The key columns of `table` that every imported row must carry (a missing one would be stored null).
+std::vector<std::string> RequiredImportKeys(const std::string& table);
+
+// The references the schema leaves unenforced, checked once the rows of `doc` are in the store
+// (inside the import's transaction, so "in the store" means "in the file or already held"): a
+// seal's candidate, its parent seal and run, an exchange's run; and seal parents form no cycle.
+// False with `err` naming table[i].field.
+bool CheckImportReferences(sqlite3* db, const nlohmann::json& doc, std::string* err);
 
 }  // namespace forgek::store_detail

@@ -111,6 +111,7 @@ bool RunState::Begin(std::string* err) {
   }
 
   if (!PickIncumbent(op_, opts_.arch, services_.store, *services_.compiler, &incumbent_, err)) return false;
+  for (const std::string& note : incumbent_.skipped_seals) Degrade("incumbent", note);
   if (incumbent_.seal_id.empty()) {
     expert_ = incumbent_;
   } else if (!PrepareExpertReference(op_, opts_.arch, *services_.compiler, &expert_, err)) {

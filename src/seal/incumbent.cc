@@ -3,7 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -164,17 +166,28 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
 
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
                    Incumbent* out, std::string* err) {
+  std::vector<std::string> skipped;
   if (store) {
-    SealRecord seal;
+    // The latest seal first (the newest leaf of the lineage), then the others, newest first.
+    SealRecord latest;
     bool found = false;
-    if (!store->LatestSeal(op.name, arch, &seal, &found, err)) return false;
-    if (found) {
+    std::vector<SealRecord> seals;
+    if (!store->LatestSeal(op.name, arch, &latest, &found, err)) return false;
+    if (found && !store->ListSeals(op.name, arch, &seals, err)) return false;
+    seals.erase(std::remove_if(seals.begin(), seals.end(), [&](const SealRecord& s) { return s.id == latest.id; }),
+                seals.end());
+    if (found) seals.insert(seals.begin(), latest);
+    for (const SealRecord& seal : seals) {
+      // A seal whose candidate the store lacks (an import from elsewhere) cannot be rebuilt: the
+      // run goes on with the next seal, saying so, rather than failing every run of the operator.
       CandidateRecord cand;
       bool have = false;
       if (!store->GetCandidate(seal.candidate_hash, &cand, &have, err)) return false;
       if (!have) {
-        *err = "seal " + seal.id + " names candidate " + seal.candidate_hash + " which the store does not hold";
-        return false;
+        skipped.push_back("seal " + seal.id + " skipped: it names candidate " + seal.candidate_hash +
+                          " which the store does not hold (remove it with `forgek knowledge forget --seal " +
+                          seal.id + "`)");
+        continue;
       }
       Incumbent inc;
       Diagnostics diags;
@@ -203,11 +216,14 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       inc.seal_id = seal.id;
       inc.label = "seal " + seal.id.substr(0, 12);
       if (!inc.per_config.empty() || !inc.reference_configs.empty()) inc.label += " (dispatch)";
+      inc.skipped_seals = std::move(skipped);
       *out = std::move(inc);
       return true;
     }
   }
-  return PrepareExpertReference(op, arch, compiler, out, err);
+  if (!PrepareExpertReference(op, arch, compiler, out, err)) return false;
+  out->skipped_seals = std::move(skipped);
+  return true;
 }
 
 }  // namespace forgek

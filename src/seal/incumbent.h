@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
@@ -36,6 +37,9 @@ struct Incumbent {
   // Configs outside the table are served by `kernel`.
   std::map<std::string, DispatchKernel> per_config;
   std::set<std::string> reference_configs;  // configs a dispatch seal leaves to the expert reference
+  // Newer seals passed over because the store lacks their candidate, one line each (for the run's
+  // degraded notes).
+  std::vector<std::string> skipped_seals;
   const KernelUnderTest& For(const std::string& config) const {
     auto it = per_config.find(config);
     return it == per_config.end() ? kernel : it->second.kernel;
@@ -62,8 +66,9 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
 bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& compiler, KernelUnderTest* out,
                    std::string* err);
 
-// The run's incumbent: the latest seal of (operator, arch) in `store` (recompiled from its stored
-// source), else the expert reference.
+// The run's incumbent: the latest seal of (operator, arch) in `store` whose candidate the store
+// holds (recompiled from its stored source), else the expert reference. Seals passed over are
+// listed in out->skipped_seals.
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
                    Incumbent* out, std::string* err);
 

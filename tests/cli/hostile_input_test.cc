@@ -7,7 +7,9 @@
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
+#include "forgek/store.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -28,6 +30,49 @@ TEST(HostileInput, DeepCandidateManifestIsAnErrorNotAStackOverflow) {
   EXPECT_EQ(r.exit_code, 1) << r.err;  // was 139 (SIGSEGV)
   EXPECT_NE(r.err.find(dir.file("deep.cu") + ":"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nested deeper than 128 levels"), std::string::npos) << r.err;
+}
+
+// A symbolic link to itself is named as such, for --kernel (a usage error) and for operator.json.
+TEST(HostileInput, ASymbolicLinkLoopIsCalledOne) {
+  TempDir dir;
+  fs::create_symlink("loop.cu", dir.file("loop.cu"));
+  CommandResult r = RunForgek({"eval", "--op", "softmax_fp32", "--kernel", dir.file("loop.cu")},
+                              {"XDG_CACHE_HOME=" + dir.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(dir.file("loop.cu") + " is a symbolic link loop"), std::string::npos) << r.err;
+  fs::create_directories(dir.file("ops/looped"));
+  fs::create_symlink("operator.json", dir.file("ops/looped/operator.json"));
+  r = RunForgek({"--operators", dir.file("ops"), "ops", "validate", "--no-compile", "looped"},
+                {"XDG_CACHE_HOME=" + dir.path()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("is a symbolic link loop"), std::string::npos) << r.err;
+}
+
+// Text a store holds is printed whole: a NUL (which an older forgek imported) no longer ends the
+// output, and an ESC is shown, not sent to the terminal.
+TEST(HostileInput, StoredControlCharactersArePrintedEscapedAndWhole) {
+  TempDir dir;
+  std::string store = dir.file("k.db");
+  std::string doc = R"({"format": "forgek-knowledge", "schema": 4, "decisions": [{"id": "dnul", "arch": "sm90",
+    "category": "softmax", "regime": "large", "mechanism": "vector_16B", "setting": "VEC=4",
+    "settings_json": "{}", "verdict": "validated", "effect": 1.2, "confidence": 0.9, "supporting": 3,
+    "contradicting": 0, "text": "abc", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}]})";
+  WriteFile(dir.file("k.json"), doc);
+  CommandResult r = RunForgek({"--store", store, "knowledge", "import", dir.file("k.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  {
+    Store s;
+    std::string err;
+    ASSERT_TRUE(s.Open(store, &err)) << err;
+    ASSERT_EQ(sqlite3_exec(s.handle(), "UPDATE decisions SET text = 'abc' || char(0) || 'def' || char(27) || '[2J tail'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+  r = RunForgek({"--store", store, "knowledge", "show", "dnul"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("abc\\0def\\e[2J tail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scope: sm90"), std::string::npos) << "the lines after the text are printed too:\n" << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
 
 TEST(HostileInput, DeepOperatorJsonIsAnErrorInEveryOpsCommand) {

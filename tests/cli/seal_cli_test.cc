@@ -37,6 +37,27 @@ std::string StoreWithTwoSeals(const TempDir& dir) {
   return path;
 }
 
+// `knowledge forget --seal` removes one seal by id prefix; its child then descends from nothing.
+TEST(SealCli, KnowledgeForgetSealRemovesOneSeal) {
+  TempDir dir;
+  std::string store = StoreWithTwoSeals(dir);
+  CommandResult r = RunForgek({"--store", store, "knowledge", "forget", "--seal", "aaaa1111"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forgot 1 row(s)"), std::string::npos) << r.out;
+  r = RunForgek({"--store", store, "--json", "seal", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json seals = nlohmann::json::parse(r.out);
+  ASSERT_EQ(seals.size(), 1u) << r.out;
+  EXPECT_EQ(seals[0]["id"], "bbbb2222bbbb2222");
+  EXPECT_EQ(seals[0]["parent"], "");
+  r = RunForgek({"--store", store, "knowledge", "forget", "--seal", "zzzz"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no seal with id zzzz"), std::string::npos) << r.err;
+  r = RunForgek({"--store", store, "knowledge", "forget", "--seal", "bbbb", "--op", "gemm_bf16"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--seal"), std::string::npos) << r.err;
+}
+
 TEST(SealCli, ListShowsTheSpeedupAsOneWord) {
   TempDir dir;
   std::string store = StoreWithTwoSeals(dir);

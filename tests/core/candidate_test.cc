@@ -95,6 +95,15 @@ void ExpectAt(const Parsed& p, const std::string& field, const std::string& says
   EXPECT_EQ(d->column, where.second) << d->str();
 }
 
+// Some editors start a file with a UTF-8 byte order mark; NVRTC stops at it ("unrecognized
+// token"). It is dropped when the candidate is parsed, so what is kept and compiled is the text.
+TEST(Candidate, AByteOrderMarkIsDropped) {
+  Parsed p = Parse(std::string("\xEF\xBB\xBF") + kGemmFamily);
+  ASSERT_TRUE(p.ok) << p.Report();
+  EXPECT_EQ(p.c.source, kGemmFamily);
+  EXPECT_EQ(p.c.manifest.name, "gemm_wgmma_ws");
+}
+
 TEST(Candidate, ParsesTheDocumentedExample) {
   Parsed p = Parse(kGemmFamily);
   ASSERT_TRUE(p.ok) << p.Report();

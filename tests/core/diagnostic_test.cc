@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "forgek/spec_limits.h"
+
 namespace forgek {
 namespace {
 
@@ -20,6 +24,17 @@ TEST(Diagnostic, LeavesOutUnknownParts) {
 TEST(Diagnostic, JoinsSeveral) {
   Diagnostics ds{{"a", "", 1, 0, "x"}, {"b", "f", 0, 0, "y"}};
   EXPECT_EQ(FormatDiagnostics(ds), "a:1: x\nb: f: y");
+}
+
+// 100 000 copies of one mistake give a short answer: the first few, then a count.
+TEST(Diagnostic, ALongListIsCutWithACount) {
+  Diagnostics ds(100000, Diagnostic{"op.json", "families[1]", 1, 2, "family 'a.cu' appears twice"});
+  std::string text = FormatDiagnostics(ds);
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  EXPECT_EQ(lines, kMaxDiagnosticsShown + 1);
+  EXPECT_NE(text.find("\n... and " + std::to_string(100000 - kMaxDiagnosticsShown) + " more"), std::string::npos);
+  ds.resize(kMaxDiagnosticsShown);
+  EXPECT_EQ(FormatDiagnostics(ds).find("more"), std::string::npos) << "a list at the cap is shown whole";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,16 +21,8 @@ using Json = nlohmann::ordered_json;
 
 std::string Fixtures() { return SourceDir() + "/tests/core/data/operators"; }
 
-// The valid fixture's JSON, with its kernel files as absolute paths so it can be moved.
-Json ValidJson() {
-  Json j = Json::parse(ReadFile(Fixtures() + "/tiny_scale/operator.json"));
-  std::string dir = Fixtures() + "/tiny_scale/";
-  j["golden"] = dir + "golden.cu";
-  j["seed"] = dir + "seed.cu";
-  j["reference"]["kernel"] = dir + "reference.cu";
-  j["families"] = {dir + "families/vectorised.cu"};
-  return j;
-}
+// The valid fixture's JSON (LoadText copies its kernel files beside it: they must be inside the folder).
+Json ValidJson() { return Json::parse(ReadFile(Fixtures() + "/tiny_scale/operator.json")); }
 
 // Writes `text` as <tmp>/<name>/operator.json and loads it.
 struct Loaded {
@@ -48,6 +42,8 @@ struct Loaded {
 Loaded LoadText(const TempDir& tmp, const std::string& text, const std::string& name = "tiny_scale") {
   Loaded r;
   r.text = text;
+  std::filesystem::copy(Fixtures() + "/tiny_scale", tmp.file(name),
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing);
   WriteFile(tmp.file(name + "/operator.json"), text);
   r.ok = LoadOperator(tmp.file(name), &r.spec, &r.diags);
   return r;
@@ -257,6 +253,55 @@ Loaded LoadWithPartition(Json init, const std::string& dtype = "i32") {
   return LoadEdited([&](Json& j) {
     j["tensors"].push_back({{"name", "sizes"}, {"role", "input"}, {"dtype", dtype}, {"shape", {"8"}}, {"init", init}});
   });
+}
+
+// Text fields: NUL would cut what `ops show` prints, ESC drives the terminal. Newline and tab are
+// text in a description; a config name is one line.
+TEST(OperatorSpec, ControlCharactersInTextAreRefusedWithTheField) {
+  ExpectError(LoadEdited([](Json& j) { j["description"] = std::string("before\0after", 12); }), "description",
+              "holds NUL at byte 6");
+  ExpectError(LoadEdited([](Json& j) { j["configs"][0]["name"] = "\x1b[2J"; }), "configs[0].name",
+              "holds ESC at byte 0");
+  ExpectError(LoadEdited([](Json& j) { j["configs"][0]["name"] = "a\nb"; }), "configs[0].name", "one line");
+  ExpectError(LoadEdited([](Json& j) { j["aliases"] = {"ok", "x\x07"}; }), "aliases[1]",
+              "the control character 0x07 at byte 1");
+  ExpectError(LoadEdited([](Json& j) { j["tolerance"]["why"] = "bell\x07"; }), "tolerance.why", "control character");
+  Loaded lines = LoadEdited([](Json& j) { j["description"] = "line one\n\tline two"; });
+  EXPECT_TRUE(lines.ok) << lines.Report();
+}
+
+// The files an operator names stay inside its folder and are regular files; the message says
+// what the path is when it is not one.
+TEST(OperatorSpec, FilesAreRegularAndInsideTheFolder) {
+  ExpectError(LoadEdited([](Json& j) { j["golden"] = "../../../../etc/passwd"; }), "golden",
+              "is not inside the operator folder");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = "/dev/urandom"; }), "seed", "is not inside the operator folder");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = "families/../../x/seed.cu"; }), "seed", "not inside");
+  ExpectError(LoadEdited([](Json& j) { j["families"] = {"families"}; }), "families[0]", "is a folder, not a file");
+  {
+    TempDir tmp;
+    std::filesystem::create_directories(tmp.file("tiny_scale"));
+    std::filesystem::create_symlink("/dev/zero", tmp.file("tiny_scale/zero.cu"));
+    std::filesystem::create_symlink("loop.cu", tmp.file("tiny_scale/loop.cu"));
+    ASSERT_EQ(mkfifo(tmp.file("tiny_scale/s.fifo").c_str(), 0600), 0);
+    Json j = ValidJson();
+    j["reference"]["kernel"] = "zero.cu";
+    j["seed"] = "s.fifo";
+    j["golden"] = "loop.cu";
+    Loaded r = LoadText(tmp, j.dump(2));
+    ExpectError(r, "reference.kernel", "file 'zero.cu' in " + tmp.file("tiny_scale") + " is a device, not a regular file");
+    ExpectError(r, "seed", "is a FIFO, not a regular file");
+    ExpectError(r, "golden", "is a symbolic link loop");
+  }
+  // A UTF-8 byte order mark before the JSON is accepted (editors write one; it carries nothing).
+  {
+    TempDir tmp;
+    Loaded bom = LoadText(tmp, "\xEF\xBB\xBF" + ValidJson().dump(2));
+    EXPECT_TRUE(bom.ok) << bom.Report();
+  }
+  // A path that goes down and back up without leaving the folder is fine.
+  Loaded fine = LoadEdited([](Json& j) { j["seed"] = "families/../seed.cu"; });
+  EXPECT_TRUE(fine.ok) << fine.Report();
 }
 
 TEST(OperatorSpec, PartitionInitLoads) {

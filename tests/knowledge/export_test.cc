@@ -27,13 +27,14 @@ void Fill(Store& store, const std::string& device, double speedup) {
   dev.memory_bytes = 2;
   dev.driver = "580";
   dev.calibrated = true;
-  dev.calibrated_at = "t";
+  dev.calibrated_at = "2026-01-02T03:04:05Z";
   dev.peaks.dram_gbps = 4000.5;
   ASSERT_TRUE(store.UpsertDevice(dev, &err));
   RunRecord run;
   run.operator_name = op.name;
   run.arch = "sm90";
   ASSERT_TRUE(store.AddRun(&run, &err)) << err;
+  ASSERT_TRUE(store.FinishRun(run.id, "finished", "{}", &err)) << err;
   CandidateRecord c{"cand-" + device, op.name, "src", "{}", "", {"wgmma"}, ""};
   ASSERT_TRUE(store.PutCandidate(c, nullptr, &err)) << err;
   AttemptRecord a;
@@ -59,6 +60,8 @@ void Fill(Store& store, const std::string& device, double speedup) {
   s.id = "seal-" + device;
   s.operator_name = op.name;
   s.arch = "sm90";
+  s.candidate_hash = c.hash;
+  s.run_id = run.id;
   s.config_us = {{"8192^3", 1234.5678}};
   ASSERT_TRUE(store.AddSeal(s, &err)) << err;
   ExchangeRecord x;
@@ -176,6 +179,40 @@ TEST(Forget, DecisionOperatorMechanism) {
   EXPECT_FALSE(Forget(a, {"ffff", "", "", ""}, &removed, &err));
 }
 
+// A seal is removed by id or unique prefix; its children take its parent.
+TEST(Forget, SealByIdOrPrefixKeepsTheLineageConnected) {
+  TempDir dir;
+  Store a;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.2);
+  SealRecord base;
+  bool found = false;
+  ASSERT_TRUE(a.GetSeal("seal-NVIDIA H200", &base, &found, &err) && found) << err;
+  SealRecord mid = base, leaf = base;
+  mid.id = "mid-seal";
+  mid.parent = base.id;
+  leaf.id = "leaf-seal";
+  leaf.parent = mid.id;
+  ASSERT_TRUE(a.AddSeal(mid, &err)) << err;
+  ASSERT_TRUE(a.AddSeal(leaf, &err)) << err;
+  std::map<std::string, int> removed;
+  ForgetQuery q;
+  q.seal = "mid";
+  ASSERT_TRUE(Forget(a, q, &removed, &err)) << err;
+  EXPECT_EQ(removed["seals"], 1);
+  ASSERT_TRUE(a.GetSeal("mid-seal", &mid, &found, &err));
+  EXPECT_FALSE(found);
+  ASSERT_TRUE(a.GetSeal("leaf-seal", &leaf, &found, &err) && found);
+  EXPECT_EQ(leaf.parent, base.id);
+  q.seal = "nosuch";
+  EXPECT_FALSE(Forget(a, q, &removed, &err));
+  EXPECT_EQ(err, "no seal with id nosuch");
+  q.seal = "seal-NVIDIA H200";
+  q.operator_name = "gemm_bf16";
+  EXPECT_FALSE(Forget(a, q, &removed, &err)) << "one selector at a time";
+}
+
 // An import is untrusted: each field is checked for type, range and enumeration, and a file with
 // one bad field is refused whole, naming the field, with nothing written.
 TEST(Export, ImportRejectsBadFieldsWholeAndNamesThem) {
@@ -212,6 +249,31 @@ TEST(Export, ImportRejectsBadFieldsWholeAndNamesThem) {
       {"exchanges", "prompt_tokens", "12", "exchanges[0].prompt_tokens: expected an integer, got a string"},
       {"evidence", "speedup", -1.5, "evidence[0].speedup: expected a number >= 0"},
       {"decisions", "text", nullptr, "decisions[0].text: expected a string, got null"},
+      // Keys and the ids rows refer to by: never null or "" (SQLite lets a TEXT key be null).
+      {"decisions", "id", nullptr, "decisions[0].id: expected a non-empty string, got null"},
+      {"decisions", "id", "", "decisions[0].id: expected a non-empty string, got \"\""},
+      {"seals", "id", nullptr, "seals[0].id: expected a non-empty string, got null"},
+      {"runs", "id", "", "runs[0].id: expected a non-empty string"},
+      {"candidates", "hash", nullptr, "candidates[0].hash: expected a non-empty string"},
+      {"attempts", "run_id", "", "attempts[0].run_id: expected a non-empty string"},
+      {"attempt_measurements", "attempt_id", nullptr, "attempt_measurements[0].attempt_id: expected a non-empty"},
+      {"evidence", "decision_id", "", "evidence[0].decision_id: expected a non-empty string"},
+      {"seals", "candidate_hash", "", "seals[0].candidate_hash: expected a non-empty string"},
+      // References the schema does not enforce.
+      {"seals", "candidate_hash", "nohash", "seals[0].candidate_hash: names candidate \"nohash\", which is neither"},
+      {"seals", "parent", "nosuchseal", "seals[0].parent: names seal \"nosuchseal\""},
+      {"seals", "run_id", "norun", "seals[0].run_id: names run \"norun\""},
+      {"exchanges", "run_id", "norun", "exchanges[0].run_id: names run \"norun\""},
+      // Times as the store writes them; enumerations.
+      {"seals", "created_at", "9999", "seals[0].created_at: expected a time such as 2026-01-31T23:59:59Z"},
+      {"runs", "created_at", "2026-13-01T00:00:00Z", "runs[0].created_at: expected a time"},
+      {"decisions", "updated_at", "", "decisions[0].updated_at: expected a time"},
+      {"devices", "calibrated_at", "yesterday", "devices[0].calibrated_at: expected a time"},
+      {"decisions", "arch", "sm1000", "decisions[0].arch: expected one of sm100, sm90"},
+      {"decisions", "regime", "gigantic", "decisions[0].regime: expected one of any, large, skinny, small"},
+      // Control characters in text: NUL would cut printed text, ESC drives the terminal.
+      {"decisions", "text", std::string("abc\0def", 7), "decisions[0].text: holds NUL (byte 3)"},
+      {"operators", "description", "x\x1b[2J", "operators[0].description: holds ESC (byte 1)"},
   };
   for (const Case& c : cases) {
     nlohmann::json doc = good;
@@ -227,6 +289,70 @@ TEST(Export, ImportRejectsBadFieldsWholeAndNamesThem) {
   // The untouched file still imports.
   ImportStats st;
   ASSERT_TRUE(ImportStore(b, good.dump(), "good.json", &st, &err)) << err;
+}
+
+// A row without its key would be stored with a null key; a schema number below 1 means nothing;
+// a seal whose parent chain loops (a seal that is its own ancestor) is refused.
+TEST(Export, ImportRefusesMissingKeysBadSchemaAndParentCycles) {
+  TempDir dir;
+  Store a, b;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  Fill(a, "NVIDIA H200", 1.25);
+  nlohmann::json good = nlohmann::json::parse(Export(a));
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  std::string empty = Export(b);
+
+  nlohmann::json doc = good;
+  doc["seals"][0].erase("id");
+  EXPECT_FALSE(ImportStore(b, doc.dump(), "k.json", nullptr, &err));
+  EXPECT_NE(err.find("k.json: seals[0].id: missing"), std::string::npos) << err;
+
+  doc = good;
+  doc["schema"] = -7;
+  EXPECT_FALSE(ImportStore(b, doc.dump(), "s.json", nullptr, &err));
+  EXPECT_NE(err.find("s.json: schema: expected a schema number >= 1, got -7"), std::string::npos) << err;
+
+  doc = good;
+  nlohmann::json sa = good["seals"][0], sb = good["seals"][0];
+  sa["id"] = "sa";
+  sa["parent"] = "sb";
+  sb["id"] = "sb";
+  sb["parent"] = "sa";
+  doc["seals"] = {sa, sb};
+  EXPECT_FALSE(ImportStore(b, doc.dump(), "c.json", nullptr, &err));
+  EXPECT_NE(err.find("c.json: seals[0].parent: the parent chain of seal \"sa\" loops"), std::string::npos) << err;
+  EXPECT_NE(err.find("nothing was imported"), std::string::npos) << err;
+  sa["parent"] = "sa";
+  doc["seals"] = {sa};
+  EXPECT_FALSE(ImportStore(b, doc.dump(), "c.json", nullptr, &err));
+  EXPECT_NE(err.find("loops"), std::string::npos) << err;
+  EXPECT_EQ(Export(b), empty);
+
+  // A parent held by the store already (not in the file) is a valid reference.
+  ASSERT_TRUE(ImportStore(b, good.dump(), "good.json", nullptr, &err)) << err;
+  sb["parent"] = good["seals"][0]["id"];
+  doc = good;
+  doc["seals"] = {sb};
+  for (const char* t : {"candidates", "runs", "attempts", "attempt_measurements", "decisions", "evidence"})
+    doc.erase(t);
+  ImportStats st;
+  // A UTF-8 byte order mark before the JSON is accepted, as for operator.json.
+  ASSERT_TRUE(ImportStore(b, "\xEF\xBB\xBF" + doc.dump(), "child.json", &st, &err)) << err;
+  EXPECT_EQ(st.added["seals"], 1);
+
+  // A run exported while it ran is not running here: it is kept as interrupted.
+  doc = nlohmann::json::parse(Export(b));
+  nlohmann::json running = doc["runs"][0];
+  running["id"] = "r-live";
+  running["status"] = "running";
+  doc = {{"format", "forgek-knowledge"}, {"schema", good["schema"]}, {"runs", {running}}};
+  ASSERT_TRUE(ImportStore(b, doc.dump(), "live.json", &st, &err)) << err;
+  RunRecord r;
+  bool found = false;
+  ASSERT_TRUE(b.GetRun("r-live", &r, &found, &err)) << err;
+  ASSERT_TRUE(found);
+  EXPECT_EQ(r.status, "interrupted");
 }
 
 TEST(Export, DeeplyNestedImportIsRefusedNotACrash) {

@@ -1,0 +1,12 @@
+// Text from the store or an operator file made safe to print: no NUL to cut it, no ESC to drive the terminal.
+#pragma once
+
+#include <string>
+
+namespace forgek::cli {
+
+// `text` with every control character but tab and newline written as \0, \e or \xNN, so that a
+// printf-style %s prints all of it and a terminal shows it as it is.
+std::string Printable(const std::string& text);
+
+}  // namespace forgek::cli

@@ -1,0 +1,1 @@
+../tiny_scale/golden.cu

@@ -1,0 +1,1 @@
+../tiny_scale/reference.cu

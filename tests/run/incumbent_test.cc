@@ -1,0 +1,62 @@
+// Choosing a run's incumbent when the newest seal cannot be rebuilt: it is passed over, with a note.
+#include <gtest/gtest.h>
+
+#include "forgek/store.h"
+#include "forgek/store_io.h"
+#include "loop_fixture.h"
+#include "seal/incumbent.h"
+
+namespace forgek {
+namespace {
+
+SealRecord ToySeal(const std::string& id, const std::string& candidate, const std::string& created_at) {
+  SealRecord s;
+  s.id = id;
+  s.operator_name = "toy";
+  s.arch = "sm90";
+  s.candidate_hash = candidate;
+  s.params_json = R"({"TILE": 2, "UNROLL": 1})";
+  s.created_at = created_at;
+  return s;
+}
+
+// A seal naming a candidate the store lacks (an import from elsewhere) used to fail every run of
+// the operator; it is skipped with a note naming the command that removes it.
+TEST(Incumbent, ASealWhoseCandidateIsMissingIsSkippedForTheNextOne) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+
+  ASSERT_TRUE(store.AddSeal(ToySeal("orphan", "nohash", "2026-02-01T00:00:00Z"), &err)) << err;
+  Incumbent inc;
+  ASSERT_TRUE(PickIncumbent(fx.op, "sm90", &store, compiler, &inc, &err)) << err;
+  EXPECT_TRUE(inc.seal_id.empty()) << "the expert reference serves";
+  ASSERT_EQ(inc.skipped_seals.size(), 1u);
+  EXPECT_NE(inc.skipped_seals[0].find("seal orphan skipped: it names candidate nohash which the store does not hold"),
+            std::string::npos)
+      << inc.skipped_seals[0];
+  EXPECT_NE(inc.skipped_seals[0].find("forgek knowledge forget --seal orphan"), std::string::npos);
+
+  // An older seal whose candidate is held serves instead.
+  CandidateRecord c{"tiledhash", "toy", kFastFamily, "{}", "tiled", {}, ""};
+  ASSERT_TRUE(store.PutCandidate(c, nullptr, &err)) << err;
+  ASSERT_TRUE(store.AddSeal(ToySeal("older", "tiledhash", "2026-01-01T00:00:00Z"), &err)) << err;
+  ASSERT_TRUE(PickIncumbent(fx.op, "sm90", &store, compiler, &inc, &err)) << err;
+  EXPECT_EQ(inc.seal_id, "older");
+  EXPECT_EQ(inc.skipped_seals.size(), 1u);
+
+  // Forgetting the orphan seal leaves nothing to skip.
+  std::map<std::string, int> removed;
+  ForgetQuery q;
+  q.seal = "orph";
+  ASSERT_TRUE(Forget(store, q, &removed, &err)) << err;
+  EXPECT_EQ(removed["seals"], 1);
+  ASSERT_TRUE(PickIncumbent(fx.op, "sm90", &store, compiler, &inc, &err)) << err;
+  EXPECT_EQ(inc.seal_id, "older");
+  EXPECT_TRUE(inc.skipped_seals.empty());
+}
+
+}  // namespace
+}  // namespace forgek
