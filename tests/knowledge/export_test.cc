@@ -319,12 +319,12 @@ TEST(Export, ImportRefusesMissingKeysBadSchemaAndParentCycles) {
   sa["parent"] = "sb";
   sb["id"] = "sb";
   sb["parent"] = "sa";
-  doc["seals"] = {sa, sb};
+  doc["seals"] = nlohmann::json::array({sa, sb});
   EXPECT_FALSE(ImportStore(b, doc.dump(), "c.json", nullptr, &err));
   EXPECT_NE(err.find("c.json: seals[0].parent: the parent chain of seal \"sa\" loops"), std::string::npos) << err;
   EXPECT_NE(err.find("nothing was imported"), std::string::npos) << err;
   sa["parent"] = "sa";
-  doc["seals"] = {sa};
+  doc["seals"] = nlohmann::json::array({sa});  // not {sa}: one braced json copies it under clang
   EXPECT_FALSE(ImportStore(b, doc.dump(), "c.json", nullptr, &err));
   EXPECT_NE(err.find("loops"), std::string::npos) << err;
   EXPECT_EQ(Export(b), empty);
@@ -333,7 +333,7 @@ TEST(Export, ImportRefusesMissingKeysBadSchemaAndParentCycles) {
   ASSERT_TRUE(ImportStore(b, good.dump(), "good.json", nullptr, &err)) << err;
   sb["parent"] = good["seals"][0]["id"];
   doc = good;
-  doc["seals"] = {sb};
+  doc["seals"] = nlohmann::json::array({sb});
   for (const char* t : {"candidates", "runs", "attempts", "attempt_measurements", "decisions", "evidence"})
     doc.erase(t);
   ImportStats st;
