@@ -35,7 +35,7 @@ bool IsReadableFile(const std::string& path, std::string* why) {
   }
   fs::file_status target = fs::status(path, ec);
   if (ec == std::errc::too_many_symbolic_link_levels) {
-    *why = "is a symbolic link loop";
+    *why = "is a symbolic link loop, not a regular file";
     return false;
   }
   if (fs::is_symlink(link) && !fs::exists(target)) {

@@ -3,7 +3,6 @@
 
 #include <sqlite3.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <set>
 #include <system_error>
 
+#include "forgek/paths.h"
 #include "knowledge/schema.h"
 #include "knowledge/sql.h"
 
@@ -54,24 +54,6 @@ std::string UnreadableStore(sqlite3* db, const std::string& path) {
   if (k == "locked") return "knowledge store " + path + " is locked by another process: " + why;
   if (k == "unreadable" || k == "full") return "cannot read knowledge store " + path + " (I/O error): " + why;
   return "knowledge store " + path + " is corrupt or not a store: " + why;
-}
-
-// What a store file is when it is not a plain file ("" for a regular file or one not there yet):
-// SQLite would block for ever opening a FIFO and cannot live in a device or socket.
-std::string SpecialFileKind(const std::string& path) {
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);
-  if (ec && ec.value() == ELOOP) return "a symbolic link loop";
-  if (ec || !fs::exists(st)) return "";
-  switch (st.type()) {
-    case fs::file_type::regular: return "";
-    case fs::file_type::directory: return "a folder";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::character:
-    case fs::file_type::block: return "a device";
-    default: return "not a regular file";
-  }
 }
 
 // Every table and column of a store at the latest schema, read once from an in-memory store built
@@ -146,10 +128,11 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
     return false;
   };
   std::error_code ec;
-  const std::string special = SpecialFileKind(path);
-  if (special == "a folder") return fail("knowledge store " + path + " is a folder, not a file");
-  if (!special.empty()) return fail("knowledge store " + path + " is " + special + ", not a regular file");
-  bool exists = fs::exists(path, ec);
+  // Something at `path` that is no regular file (a folder, a FIFO SQLite would block on for ever, a
+  // device, a link loop) is refused with what it is; nothing there (or a dangling link) is a new store.
+  const bool exists = fs::exists(path, ec) || ec == std::errc::too_many_symbolic_link_levels;
+  std::string not_a_file;
+  if (exists && !IsReadableFile(path, &not_a_file)) return fail("knowledge store " + path + " " + not_a_file);
   if (!exists && mode != StoreMode::create) return fail("no knowledge store at " + path);
   if (exists) {
     bool empty = false;

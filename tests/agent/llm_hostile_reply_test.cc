@@ -13,16 +13,9 @@ namespace forgek {
 namespace {
 
 using nlohmann::json;
+using testing::ReplyParseError;
 using testing::ReplyWith;
 using testing::VectorAddCandidate;
-
-std::string ParseError(LlmProviderKind kind, const std::string& body) {
-  auto provider = MakeLlmProvider(kind);
-  LlmReply reply;
-  std::string err;
-  EXPECT_FALSE(provider->ParseReply(body, &reply, &err)) << body;
-  return err;
-}
 
 std::string WithUsage(LlmProviderKind kind, const json& in, const json& out) {
   json doc = json::parse(testing::ReplyBody(kind, "hi"));
@@ -48,10 +41,10 @@ TEST_P(LlmHostileReply, UsageAboveTheBoundIsMalformedAndNamesTheField) {
   const char* out_field = kind == LlmProviderKind::anthropic ? "usage.output_tokens" : "usage.completion_tokens";
   uint64_t int64_max = static_cast<uint64_t>(INT64_MAX);
   for (uint64_t huge : {int64_max, static_cast<uint64_t>(kMaxTokenCount) + 1, uint64_t{18446744073709551615u}}) {
-    std::string err = ParseError(kind, WithUsage(kind, huge, 5));
+    std::string err = ReplyParseError(kind, WithUsage(kind, huge, 5));
     EXPECT_EQ(err.rfind(std::string(in_field) + ": ", 0), 0u) << err;
     EXPECT_NE(err.find("more than any request uses"), std::string::npos) << err;
-    err = ParseError(kind, WithUsage(kind, 5, huge));
+    err = ReplyParseError(kind, WithUsage(kind, 5, huge));
     EXPECT_EQ(err.rfind(std::string(out_field) + ": ", 0), 0u) << err;
   }
   // The bound itself is accepted.
@@ -120,7 +113,7 @@ TEST_P(LlmHostileReply, AnErrorObjectWithStatus200ReportsTheProvidersMessageClea
   LlmProviderKind kind = GetParam();
   json doc = {{"error", {{"type", "rate_limit"}, {"message", "Quota exceeded\x1b[2J for\nthis key"}}}};
   if (kind == LlmProviderKind::anthropic) doc["type"] = "error";
-  std::string err = ParseError(kind, doc.dump());
+  std::string err = ReplyParseError(kind, doc.dump());
   EXPECT_NE(err.find("the provider answered with an error instead of a reply: Quota exceeded"), std::string::npos)
       << err;
   EXPECT_NE(err.find("for this key"), std::string::npos) << err;
@@ -129,12 +122,12 @@ TEST_P(LlmHostileReply, AnErrorObjectWithStatus200ReportsTheProvidersMessageClea
   EXPECT_EQ(err.find("choices"), std::string::npos) << err;
 
   doc["error"]["message"] = std::string(100000, 'x');
-  err = ParseError(kind, doc.dump());
+  err = ReplyParseError(kind, doc.dump());
   EXPECT_LT(err.size(), 500u) << "the message is bounded";
   EXPECT_NE(err.find("xxx..."), std::string::npos) << err;
 
   doc["error"] = "plain error text";
-  EXPECT_NE(ParseError(kind, doc.dump()).find("plain error text"), std::string::npos);
+  EXPECT_NE(ReplyParseError(kind, doc.dump()).find("plain error text"), std::string::npos);
 }
 
 // A key given twice is ambiguous (which usage does the budget count?): refused, as operator.json,
@@ -145,14 +138,14 @@ TEST_P(LlmHostileReply, DuplicateKeysAreRefusedNamingThePath) {
   ASSERT_EQ(body.back(), '}');
   body.pop_back();
   body += R"(,"usage":{"prompt_tokens":1,"input_tokens":1}})";
-  std::string err = ParseError(kind, body);
+  std::string err = ReplyParseError(kind, body);
   EXPECT_NE(err.find("usage: the key appears twice in the same object (line 1, column"), std::string::npos) << err;
 
   json doc = json::parse(testing::ReplyBody(kind, "hi"));
   std::string text = doc.dump();
   size_t model = text.find('{');
   text.insert(model + 1, R"("dup":1,"dup":2,)");
-  EXPECT_NE(ParseError(kind, text).find("dup: the key appears twice"), std::string::npos);
+  EXPECT_NE(ReplyParseError(kind, text).find("dup: the key appears twice"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, LlmHostileReply,

@@ -9,16 +9,9 @@ namespace forgek {
 namespace {
 
 using nlohmann::json;
+using testing::ReplyParseError;
 using testing::ReplyWith;
 using testing::VectorAddCandidate;
-
-std::string ParseError(LlmProviderKind kind, const std::string& body) {
-  auto provider = MakeLlmProvider(kind);
-  LlmReply reply;
-  std::string err;
-  EXPECT_FALSE(provider->ParseReply(body, &reply, &err)) << body;
-  return err;
-}
 
 std::string OpenAi(const json& usage, const json& content = "hi", const json& choices = nullptr) {
   json doc = json::parse(testing::OpenAiReply("x"));
@@ -29,24 +22,24 @@ std::string OpenAi(const json& usage, const json& content = "hi", const json& ch
 }
 
 TEST(LlmReplyTypes, OpenAiWrongTypesNameTheField) {
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", "12"}, {"completion_tokens", 3}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", "12"}, {"completion_tokens", 3}})),
             "usage.prompt_tokens: expected a non-negative integer, got a string");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", {1, 2}}, {"completion_tokens", 3}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", {1, 2}}, {"completion_tokens", 3}})),
             "usage.prompt_tokens: expected a non-negative integer, got an array");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", 1}, {"completion_tokens", -3}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi({{"prompt_tokens", 1}, {"completion_tokens", -3}})),
             "usage.completion_tokens: expected a non-negative integer, got a negative integer");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi("lots")), "usage: expected an object, got a string");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi(json::object(), 42)),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi("lots")), "usage: expected an object, got a string");
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi(json::object(), 42)),
             "choices[0].message.content: expected a string, got an integer");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, OpenAi(json::object(), "x", json::object())),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, OpenAi(json::object(), "x", json::object())),
             "choices: the response has no choices[0] object");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, R"({"choices": [{"message": "hi"}]})"),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, R"({"choices": [{"message": "hi"}]})"),
             "choices[0].message: missing or not an object");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, R"({"choices": [{"message": {"content": "a"}, "finish_reason": 7}]})"),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, R"({"choices": [{"message": {"content": "a"}, "finish_reason": 7}]})"),
             "choices[0].finish_reason: expected a string, got an integer");
-  EXPECT_EQ(ParseError(LlmProviderKind::openai, "[1]"), "the response is not a JSON object (got an array)");
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::openai, "[1]"), "the response is not a JSON object (got an array)");
   std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  EXPECT_NE(ParseError(LlmProviderKind::openai, deep).find("nested deeper than 128 levels"), std::string::npos);
+  EXPECT_NE(ReplyParseError(LlmProviderKind::openai, deep).find("nested deeper than 128 levels"), std::string::npos);
 }
 
 TEST(LlmReplyTypes, AnthropicWrongTypesNameTheField) {
@@ -55,18 +48,18 @@ TEST(LlmReplyTypes, AnthropicWrongTypesNameTheField) {
     doc[key] = value;
     return doc.dump();
   };
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("usage", {{"input_tokens", "many"}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("usage", {{"input_tokens", "many"}})),
             "usage.input_tokens: expected a non-negative integer, got a string");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("usage", {{"input_tokens", 1}, {"output_tokens", 1.5}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("usage", {{"input_tokens", 1}, {"output_tokens", 1.5}})),
             "usage.output_tokens: expected a non-negative integer, got a number");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("content", "text")),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("content", "text")),
             "content: the response has no content array");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("content", {{{"type", 3}}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("content", {{{"type", 3}}})),
             "content[0].type: expected a string, got an integer");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("content", {{{"type", "text"}, {"text", {1}}}})),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("content", {{{"type", "text"}, {"text", {1}}}})),
             "content[0].text: expected a string, got an array");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("content", {7})), "content[0]: expected an object");
-  EXPECT_EQ(ParseError(LlmProviderKind::anthropic, with("stop_reason", true)),
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("content", {7})), "content[0]: expected an object");
+  EXPECT_EQ(ReplyParseError(LlmProviderKind::anthropic, with("stop_reason", true)),
             "stop_reason: expected a string, got a boolean");
 }
 

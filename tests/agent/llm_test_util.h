@@ -1,9 +1,12 @@
 // Shared set-up of the llm agent tests: options pointing at a loopback server, replies per provider.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <string>
 
+#include "agent/llm_provider.h"
 #include "forgek/llm.h"
 #include "llm_test_server.h"
 #include "test_util.h"
@@ -40,6 +43,15 @@ inline LlmOptions TestOptions(LlmProviderKind provider, const FakeLlmServer& ser
 inline std::string ReplyBody(LlmProviderKind provider, const std::string& text, int64_t in = 1000,
                              int64_t out = 500) {
   return provider == LlmProviderKind::anthropic ? AnthropicReply(text, in, out) : OpenAiReply(text, in, out);
+}
+
+// The error of a reply body that `kind`'s parser must refuse (a test failure when it accepts it).
+inline std::string ReplyParseError(LlmProviderKind kind, const std::string& body) {
+  auto provider = MakeLlmProvider(kind);
+  LlmReply reply;
+  std::string err;
+  EXPECT_FALSE(provider->ParseReply(body, &reply, &err)) << body;
+  return err;
 }
 
 // The text of the last message of a recorded request body (both APIs keep "messages").
