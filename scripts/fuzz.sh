@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-for target in operator_spec candidate_manifest expression llm_reply knowledge_import; do
+for target in operator_spec candidate_manifest expression llm_reply knowledge_import include_check; do
   bin="$build/fuzz_$target"
   [[ -x "$bin" ]] || { echo "fuzz: $bin is missing: build the asan preset first (scripts/dev.sh sanitize)" >&2; exit 1; }
   mkdir -p "$work/$target" "$root/build/fuzz-findings/$target"

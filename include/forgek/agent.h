@@ -53,6 +53,13 @@ struct PriorResult {
   double geomean_speedup = 0; // against the incumbent of its own run
 };
 
+// What serves one config when the incumbent is a dispatch (a kernel per config).
+struct IncumbentServer {
+  std::string config;
+  std::string kernel;  // "family families/tiled.cu with TILE=8", "reference (cublas.gemm_bf16)"
+  std::string source;  // the kernel's source; "" for a library call
+};
+
 // Family keys of families a model wrote (params with lists of values): "llm/<name>-<hash8>.cu".
 // The run keeps those that won and offers them to later runs, of every agent, as families.
 inline constexpr const char* kInventedFamilyPrefix = "llm/";
@@ -68,6 +75,9 @@ struct ProposalContext {
   std::vector<PriorResult> prior_results;   // best of earlier runs, best first (knowledge store)
   std::vector<Candidate> families;          // the operator's families, parsed
   const Candidate* incumbent_source = nullptr;  // the incumbent candidate when it is a kernel
+  // A dispatch incumbent: per config, the kernel that serves it (each config is timed against its
+  // own); empty when one kernel serves every config.
+  std::vector<IncumbentServer> incumbent_dispatch;
   int max_candidates = 4;                   // how many proposals the loop wants now
 };
 
@@ -105,6 +115,10 @@ class Agent {
   // Whether the run should profile each new best for it (AttemptSummary::bottleneck): GPU time
   // that only agents reading the analysis should cost.
   virtual bool WantsProfiles() const { return false; }
+  // How the agent proposes now where that departs from its usual way, one line for the run's
+  // progress and summary ("the model had nothing new after attempt 4 ...: the search tunes the
+  // families it wrote"), or "".
+  virtual std::string Note() const { return ""; }
 };
 
 }  // namespace forgek

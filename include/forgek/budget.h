@@ -2,6 +2,7 @@
 // is near the speed of light gets little, one far from it (or one that keeps improving) gets more.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,29 @@ std::vector<BudgetShare> SplitBudget(const std::vector<OperatorHeadroom>& ops, d
 // fills in when the store knows nothing.
 bool HeadroomFromStore(Store& store, const std::string& op, const std::string& arch, double bench_sol_pct,
                        OperatorHeadroom* out, std::string* err);
+
+// ---- A batch's time split (`forgek batch --time` / `--time-per-op`) ----
+
+// Per operator, the geomean SOL % of its rows in the JSON of `forgek --json ops bench`
+// ({"rows": [{"operator": NAME, "sol_pct": X}, ...]}; rows without a positive sol_pct are left
+// out). False with `err` naming what is not that JSON ("rows[3].operator is not a string").
+bool BenchSolFromJson(const std::string& text, std::map<std::string, double>* out, std::string* err);
+
+// The split of `total_s` seconds across `ops` (in their order): each operator's headroom from the
+// store (HeadroomFromStore, with `bench_sol_pct` where the store knows none), then SplitBudget
+// with `floor_s` each. False with `err` on a store error.
+bool SplitBatchTime(Store& store, const std::vector<std::string>& ops, const std::string& arch, double total_s,
+                    double floor_s, const std::map<std::string, double>& bench_sol_pct, std::vector<BudgetShare>* out,
+                    std::string* err);
+
+// What one run of a batch is given: its share as `--time` (whole seconds; 0: no time budget) and
+// `--iterations`. A run with a share ends by its time, so it gets no count (0) unless the batch was
+// given one (`iterations_given`).
+struct BatchRunBudget {
+  long long time_s = 0;
+  int iterations = 0;
+};
+BatchRunBudget RunBudgetOf(const std::vector<BudgetShare>& shares, const std::string& op, int iterations,
+                           bool iterations_given);
 
 }  // namespace forgek

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,32 @@ struct ControlSpec {
   std::vector<std::string> params;    // the params that set it, in manifest order
 };
 
+// Where a parsed manifest came from: its file and text, so that an error found later, when the
+// manifest is resolved under a config (a division by zero, a grid out of range), still names the
+// file, line and column of the expression, as every other error of a manifest does.
+class ManifestOrigin {
+ public:
+  // `text` is the candidate's source (or its start, up to the manifest's end); the manifest's JSON
+  // lies in [begin, end) of it.
+  ManifestOrigin(std::string file, std::string text, size_t begin, size_t end);
+  ~ManifestOrigin();
+  ManifestOrigin(const ManifestOrigin&) = delete;
+  ManifestOrigin& operator=(const ManifestOrigin&) = delete;
+
+  const std::string& file() const { return file_; }
+  // Fills d.file, d.line and d.column for the value at JSON path `field`: at byte `index` of the
+  // string there when index >= 0 (an expression's error column - 1, plus any prefix such as "i64:"),
+  // else at the value. Safe to call from several threads.
+  void Locate(const std::string& field, long index, Diagnostic* d) const;
+
+ private:
+  struct Index;
+  std::string file_, text_;
+  size_t begin_, end_;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<Index> index_;  // built on the first error only: most manifests never need it
+};
+
 struct CandidateManifest {
   std::string name;
   std::vector<std::string> archs;  // the archs it is written for (sm90, sm100); empty: every arch
@@ -64,6 +92,7 @@ struct CandidateManifest {
   std::vector<WorkspaceSpec> workspaces;
   std::vector<TensorMapSpec> tensor_maps;
   std::vector<LaunchSpec> launches;
+  std::shared_ptr<const ManifestOrigin> origin;  // set by ParseCandidate; null for one built in memory
 
   bool IsFamily() const;  // any param with more than one value
   // The control group a param belongs to, or null.

@@ -56,12 +56,28 @@ struct CompileResult {
   std::string Summary() const;
 };
 
+// Every compile runs in a child process (forgek/compile_worker.h) that may read only the toolkit
+// and `include_dirs`, write only `pch_dir`, and use at most `memory_limit_bytes` of address space;
+// it is killed at the request's deadline. Its crash or overrun is the candidate's compile error.
 struct CompilerOptions {
   std::string cuda_root = FORGEK_CUDA_ROOT;
   std::string cache_dir;  // "" disables the on-disk cache
   std::string pch_dir;    // "" disables the shared precompiled-header folder
   int threads = 0;        // 0: hardware concurrency
+  std::vector<std::string> include_dirs;     // further header folders candidates may include from
+  std::vector<std::string> worker_command;   // the compile child; empty: this executable + "compile-worker"
+  uint64_t memory_limit_bytes = 8ull << 30;  // the child's RLIMIT_AS (not applied under AddressSanitizer)
+  // Compile even where the kernel offers no Landlock (also FORGEK_UNCONFINED_COMPILE=1): a
+  // candidate's #include can then read any file forgek can.
+  bool allow_unconfined = false;
 };
+
+// True when FORGEK_UNCONFINED_COMPILE=1 allows compiles without confinement.
+bool UnconfinedCompileAllowedByEnvironment();
+
+// The Landlock ABI this kernel confines compile children with; 0 when it has none (then compiles
+// fail unless allowed unconfined).
+int CompileConfinementAbi();
 
 class Compiler {
  public:

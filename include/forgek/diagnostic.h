@@ -22,4 +22,8 @@ struct Diagnostic {
 using Diagnostics = std::vector<Diagnostic>;
 std::string FormatDiagnostics(const Diagnostics& diags);
 
+// `items` joined with ", ": the first kMaxDiagnosticsShown (20) of them, then "... and M more",
+// the rule of every list in a message (known operators, diagnostics), however long the list.
+std::string JoinShown(const std::vector<std::string>& items);
+
 }  // namespace forgek

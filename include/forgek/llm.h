@@ -129,6 +129,9 @@ class LlmAgent : public Agent {
   LlmSpend Spent() const override;
   std::string BudgetSpent() const override;
   bool WantsProfiles() const override { return true; }
+  // Set once the model has nothing new (every reply repeated a kernel already tried): the rest of
+  // the run tunes the families it wrote, and this says so.
+  std::string Note() const override;
 
   struct Impl;
 
@@ -152,6 +155,9 @@ class ReplayAgent : public Agent {
   LlmSpend Spent() const override;
   std::string BudgetSpent() const override;
   bool WantsProfiles() const override { return true; }
+  // Set once the model has nothing new (every reply repeated a kernel already tried): the rest of
+  // the run tunes the families it wrote, and this says so.
+  std::string Note() const override;
 
  private:
   struct State;

@@ -71,11 +71,12 @@ struct DispatchRow {
   std::string config;
   std::string kernel;
   std::string reason;
+  std::vector<std::string> mechanisms;  // those the serving kernel claims (none for a library reference)
 };
 
 // One step of the best candidate's ancestry: the attempt, its parent, what changed, the effect.
 struct LineageStep {
-  int iteration = -1;         // 0-based attempt
+  int iteration = -1;         // 0-based, as the store keeps it; text shows it from 1 ("attempt 1")
   int parent_iteration = -1;  // -1: no parent in this run (a fresh proposal)
   std::string change;         // one line
   std::string outcome;
@@ -101,9 +102,10 @@ struct RunSummary {
   std::string error;          // why the run failed (status failed), else ""
   int attempts = 0;
   std::map<std::string, int> outcomes;  // outcome name -> count
+  std::string agent_note;     // how the agent proposed where it departed from its usual way (Agent::Note), or ""
   double best_speedup = 0;    // geomean vs the incumbent (0: nothing timed)
   double best_speedup_vs_expert = 0;
-  int best_iteration = -1;
+  int best_iteration = -1;    // 0-based (the text says "attempt best_iteration + 1")
   std::string best_candidate_hash, best_family;
   ParamAssignment best_params;
   std::vector<double> best_so_far;  // after each attempt: the best geomean speedup so far

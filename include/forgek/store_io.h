@@ -16,12 +16,14 @@ struct ImportStats {
   std::map<std::string, int> added;    // table -> rows that were new
   std::map<std::string, int> present;  // table -> rows already there (kept as they are)
   int left_out = 0;                    // evidence of kind "attempt" from exports before schema 4
-  int decisions_updated = 0;           // decisions re-derived because they gained evidence
+  int decisions_updated = 0;           // decisions re-derived: added by the file or gained evidence
+  int decisions_dropped = 0;           // decisions of the file left without evidence (not stored)
 };
 
 // Adds the rows of an exported document to `store` in one transaction: rows whose key is already
 // present are kept (content-hashed ids make equal knowledge collide), evidence from both sides is
-// kept and the decisions that gained evidence are re-derived. A malformed document is an error
+// kept, and every decision the file adds or gives evidence is re-derived from the evidence the store
+// then holds for it, or dropped when it has none (docs/KNOWLEDGE.md). A malformed document is an error
 // naming the table, row and field, and changes nothing. `origin` names the input in messages.
 bool ImportStore(Store& store, const std::string& json_text, const std::string& origin, ImportStats* stats,
                  std::string* err);

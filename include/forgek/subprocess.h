@@ -3,6 +3,8 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,9 @@ struct SpawnOptions {
   std::string stdin_path = "/dev/null";
   std::string stdout_path, stderr_path;
   bool new_process_group = false;  // so one kill of the group reaches whatever the child starts
+  // The child's whole environment ("NAME=value" each) when set; else it inherits forgek's.
+  bool replace_environment = false;
+  std::vector<std::string> environment;
 };
 
 // Starts argv[0] (a path, not searched in PATH) with argv; false with the reason when it cannot.
@@ -31,7 +36,29 @@ struct ProcessOutput {
   std::string out, err;    // everything the child wrote to stdout and stderr
 };
 
+// How RunProcess starts and watches a child.
+struct ProcessOptions {
+  double timeout_s = 60;        // SIGKILL after this many seconds of wall time
+  std::string stdin_data;       // what the child reads on stdin (then end of file); empty: /dev/null
+  bool new_process_group = false;
+  bool replace_environment = false;  // with `environment` as the child's whole environment
+  std::vector<std::string> environment;
+  size_t max_output_bytes = 0;  // per stream; past it the child is killed and `overflowed` set (0: no limit)
+  // Polled about every 50 ms; when it answers true the child is killed and `stopped` set.
+  std::function<bool()> should_stop;
+};
+
+struct ProcessRun : ProcessOutput {
+  bool stopped = false;     // killed because should_stop said so
+  bool overflowed = false;  // killed because a stream passed max_output_bytes
+  int signal = 0;           // the signal that ended the child, 0 when it exited
+  double seconds = 0;       // wall time from start to exit
+};
+
 // Runs argv with stdin /dev/null, collecting both streams, and kills it after `timeout_s`.
 ProcessOutput RunProcess(const std::vector<std::string>& argv, double timeout_s);
+// The same with the options above; stdin data goes through an in-memory file, so a large input
+// never blocks against an unread pipe.
+ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions& opts);
 
 }  // namespace forgek

@@ -56,6 +56,12 @@ GeomeanComparison CompareOnConfigs(const std::vector<ConfigResult>& configs, dou
 // The outcome of an evaluation that was correct and timed against an incumbent.
 Outcome TimedOutcome(Direction d);
 
+// How an evaluator ends an evaluation that was correct and timed against an incumbent on each of
+// `result->configs`: the geomean speedup, the outcome (faster | same | slower) and the summary line
+// (GeomeanComparison::Summary) from CompareOnConfigs. The worker evaluator and every stand-in for
+// it end this way, so the search's outcome is the one the sealing rule and verification read.
+void JudgeTimed(EvalResult* result);
+
 // ---- Sealing ----
 
 // The sealing rule: correct on every one of the operator's configs, no config slower beyond its

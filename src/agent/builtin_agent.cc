@@ -244,13 +244,13 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
     if (u < move_rate + opts.crossover_rate && other.family == parent.family && &other != &parent &&
         spaces[parent.family].Crossover(parent.attempt->params, other.attempt->params, rng, &child)) {
       accept(parent.family, child,
-             "crossover of attempts " + std::to_string(parent.attempt->iteration) + " and " +
-                 std::to_string(other.attempt->iteration));
+             "crossover of attempts " + std::to_string(parent.attempt->iteration + 1) + " and " +
+                 std::to_string(other.attempt->iteration + 1));
     } else if (spaces[parent.family].Mutate(parent.attempt->params, rng, &child)) {
       char speed[32];
       std::snprintf(speed, sizeof speed, "%.3fx", parent.attempt->geomean_speedup);
       accept(parent.family, child,
-             "mutation of attempt " + std::to_string(parent.attempt->iteration) + " (" + speed + "): " +
+             "mutation of attempt " + std::to_string(parent.attempt->iteration + 1) + " (" + speed + "): " +
                  DescribeChange(parent.attempt->params, child));
     }
   }

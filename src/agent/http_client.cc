@@ -128,6 +128,20 @@ HttpFailure Classify(CURLcode code) {
   }
 }
 
+// A redirect is not followed (it would send the key to wherever it points), and callers report a
+// refused request by quoting its body, which a redirect usually leaves empty ("request refused
+// (HTTP 307 ...): " and nothing more). Where it pointed, its query values masked like every URL
+// forgek prints, goes before the body, so the report says where the API moved.
+void DescribeRedirect(HttpResponse* resp) {
+  auto location = resp->headers.find("location");
+  std::string note = location == resp->headers.end() || location->second.empty()
+                         ? "redirected, without a Location header; not followed"
+                         : "redirected to " + RedactUrl(location->second) +
+                               "; not followed (a redirect would send the API key there): if that is the API, "
+                               "give it as the base URL";
+  resp->body = resp->body.empty() ? note : note + "; the response said: " + resp->body;
+}
+
 }  // namespace
 
 bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* resp, HttpFailure* failure,
@@ -235,6 +249,7 @@ bool HttpPost(const HttpRequest& req, const HttpLimits& limits, HttpResponse* re
     return false;
   }
   resp->status = status;
+  if (status >= 300 && status < 400) DescribeRedirect(resp);
   return true;
 }
 

@@ -20,6 +20,7 @@
 #include "core/json_parse.h"
 #include "core/token_count.h"
 #include "core/url_text.h"
+#include "core/utf8_text.h"
 
 namespace forgek {
 namespace {
@@ -209,6 +210,11 @@ void LlmAgent::Impl::RunTurn(Turn* turn) {
   auto start = std::chrono::steady_clock::now();
 
   HttpOutcome o = send(req);
+  // A provider (or a proxy before it) may answer in any encoding: a Latin-1 error page was recorded as
+  // it came and then failed every JSON dump (the run's summary, exports, replays). Made valid UTF-8
+  // here, before anything parses, quotes, records or prints it; replays of older records pass here too.
+  o.response.body = ValidUtf8(o.response.body);
+  o.error = ValidUtf8(o.error);
 
   x.latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   x.finished_unix_ms = NowUnixMs();
@@ -341,14 +347,15 @@ void LlmAgent::Impl::AppendUserTurn(LlmConversationState* state, std::string tex
   messages.push_back({"user", std::move(text)});
 }
 
-bool LlmAgent::Impl::ProposeTuned(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
+bool LlmAgent::Impl::ProposeTuned(const ProposalContext& ctx, bool whole_round, std::vector<Proposal>* out,
+                                  std::string* err) {
   if (opts.tune_share <= 0 || invented_.empty()) return true;
   int tuned = 0;
   for (const AttemptSummary& a : ctx.history) tuned += tuned_.count(a.candidate_hash) ? 1 : 0;
   // Tuned attempts are kept at tune_share of all: n more keep (tuned + n) <= s * (total + n).
   double s = opts.tune_share, total = static_cast<double>(ctx.history.size());
   int slots = static_cast<int>(std::floor((s * total - tuned) / (1 - s) + 1e-9));
-  slots = std::min(slots, ctx.max_candidates);
+  slots = whole_round ? ctx.max_candidates : std::min(slots, ctx.max_candidates);
   if (slots <= 0) return true;
   ProposalContext tune_ctx;
   tune_ctx.op = ctx.op;
@@ -396,8 +403,15 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
     *err = "llm agent: the proposal context has no operator";
     return false;
   }
+  // A model with nothing new is not asked again: its families are tuned for the rest of the run.
+  if (out_of_ideas_) {
+    if (!ProposeTuned(ctx, /*whole_round=*/true, out, err)) return false;
+    if (out->empty()) note_ = out_of_ideas_when_ + ": the search tuned the families it wrote until none had an "
+                                                    "untried instance";
+    return true;
+  }
   // The search tunes the model's families first, while their share of the run is below tune_share.
-  if (!ProposeTuned(ctx, out, err)) return false;
+  if (!ProposeTuned(ctx, /*whole_round=*/false, out, err)) return false;
   if (!out->empty()) return true;
 
   std::vector<std::unique_ptr<Turn>> turns;
@@ -413,7 +427,7 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
     if (!seen_attempts_.insert(attempt.candidate_hash).second) continue;
     auto it = conversation_of_.find(attempt.candidate_hash);
     if (it == conversation_of_.end() || !(NeedsRepair(attempt.outcome) || OutcomeTimed(attempt.outcome))) continue;
-    it->second->log.push_back(fmt::format("attempt {}: {}{}", attempt.iteration, OutcomeName(attempt.outcome),
+    it->second->log.push_back(fmt::format("attempt {}: {}{}", attempt.iteration + 1, OutcomeName(attempt.outcome),
                                           OutcomeTimed(attempt.outcome)
                                               ? fmt::format(" {:.3f}x", attempt.geomean_speedup)
                                               : std::string()));
@@ -542,13 +556,33 @@ bool LlmAgent::Impl::Propose(const ProposalContext& ctx, std::vector<Proposal>* 
   if (out->empty() && failed_turns == 0 && dropped > 0 && dropped == dropped_as_repeats) {
     spdlog::warn("llm: every reply repeated a kernel already tried, through {} repair turn(s): nothing new to offer",
                  opts.max_repair_turns);
-    return true;  // an empty proposal list: the run ends as exhausted
+    return OutOfIdeas(ctx, out, err);
   }
   if (out->empty() && !(fatal_error.empty() && first_error.empty())) {
     *err = fatal_error.empty() ? first_error : fatal_error;
     return false;
   }
   return true;
+}
+
+bool LlmAgent::Impl::OutOfIdeas(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) {
+  out_of_ideas_ = true;
+  out_of_ideas_when_ = fmt::format("the model had nothing new after attempt {} (every reply repeated a kernel "
+                                   "already tried)",
+                                   ctx.history.size());
+  const std::string& when = out_of_ideas_when_;
+  // The families it wrote may still have instances the search has not tried: the rest of the
+  // budget goes to them rather than ending the run early.
+  if (!ProposeTuned(ctx, /*whole_round=*/true, out, err)) return false;
+  if (out->empty()) {
+    note_ = when + (opts.tune_share <= 0 ? std::string(" and tuning is off (--tune-share 0)")
+                    : invented_.empty()    ? std::string(" and wrote no family the search could tune")
+                                           : std::string(" and its families have no untried instance"));
+  } else {
+    note_ = when + ": the search tunes the families it wrote for the rest of the run";
+  }
+  spdlog::info("llm: {}", note_);
+  return true;  // an empty proposal list: the run ends as exhausted
 }
 
 LlmAgent::LlmAgent(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -567,5 +601,7 @@ bool LlmAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, s
 LlmSpend LlmAgent::Spent() const { return impl_->Spent(); }
 
 std::string LlmAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
+
+std::string LlmAgent::Note() const { return impl_->Note(); }
 
 }  // namespace forgek

@@ -37,7 +37,7 @@ std::vector<ParentProgram> ParentPopulation(const ProposalContext& ctx) {
     if (!OutcomeTimed(a.outcome) || a.source.empty() || !seen.insert(a.candidate_hash).second) continue;
     ParentProgram p;
     p.hash = a.candidate_hash;
-    p.label = "attempt " + std::to_string(a.iteration) + " of this run";
+    p.label = "attempt " + std::to_string(a.iteration + 1) + " of this run";  // numbered from 1, as people count
     p.this_run = true;
     p.source = a.source;
     p.family = a.family;

@@ -8,6 +8,7 @@
 #include "core/json_location.h"
 #include "core/json_parse.h"
 #include "core/token_count.h"
+#include "core/utf8_text.h"
 
 namespace forgek {
 
@@ -37,7 +38,9 @@ std::string ErrorMessageOf(const nlohmann::json& doc) {
 
 std::string ProviderText(const std::string& text) {
   std::string out;
-  for (unsigned char c : text) out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
+  // Valid UTF-8 first: the cut below steps back over continuation bytes, and the message is printed
+  // and stored.
+  for (unsigned char c : ValidUtf8(text)) out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
   if (out.size() <= kMaxProviderMessageChars) return out;
   size_t cut = kMaxProviderMessageChars;
   while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character

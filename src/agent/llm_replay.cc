@@ -94,6 +94,8 @@ LlmSpend ReplayAgent::Spent() const { return impl_->Spent(); }
 
 std::string ReplayAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
 
+std::string ReplayAgent::Note() const { return impl_->Note(); }
+
 size_t ReplayAgent::Remaining() const { return state_->exchanges.size() - state_->next; }
 
 }  // namespace forgek

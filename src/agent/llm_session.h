@@ -53,12 +53,18 @@ struct LlmAgent::Impl {
   LlmSpend Spent() const;
   // The cap that is spent ("max-cost", "max-tokens", with what it means in `why` when given), or "".
   std::string BudgetSpent(std::string* why) const;
+  // Agent::Note: what the run does since the model ran out of ideas, or "".
+  std::string Note() const { return note_; }
 
  private:
   struct Turn;
   // Instances of the families the model wrote, searched by the builtin search while the run's
-  // share of tuned attempts is below opts.tune_share; false with `err` on a search failure.
-  bool ProposeTuned(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err);
+  // share of tuned attempts is below opts.tune_share (every slot of the round when `whole_round`:
+  // the model has nothing new); false with `err` on a search failure.
+  bool ProposeTuned(const ProposalContext& ctx, bool whole_round, std::vector<Proposal>* out, std::string* err);
+  // The model's round brought only repeats of kernels already tried: from now on every round
+  // tunes its families (none left: `out` stays empty and the run ends exhausted).
+  bool OutOfIdeas(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err);
   // Appends `text` as the next user message, first dropping the oldest exchanges (and saying so)
   // when the conversation would exceed opts.conversation_tokens.
   void AppendUserTurn(LlmConversationState* state, std::string text) const;
@@ -75,6 +81,9 @@ struct LlmAgent::Impl {
   int fresh_conversations_ = 0;          // counts the parent rule's requests (llm_parents.h)
   std::vector<Candidate> invented_;      // families the model wrote, path = family key
   std::set<std::string> tuned_;          // candidate hashes the search proposed
+  bool out_of_ideas_ = false;            // the model only repeats itself: rounds tune its families
+  std::string out_of_ideas_when_;        // "the model had nothing new after attempt 4 (...)"
+  std::string note_;                     // says so (Agent::Note)
   std::unique_ptr<BuiltinAgent> tuner_;
 };
 

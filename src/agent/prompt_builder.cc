@@ -78,7 +78,7 @@ std::string HistoryLines(const std::vector<AttemptSummary>& history, int recent)
     std::string what = a.family.empty() ? "free-form kernel" : "family " + a.family;
     if (!a.params.empty()) what += " (" + ParamsText(a.params) + ")";
     std::string speed = a.geomean_speedup > 0 ? fmt::format(", x{:.3f} vs incumbent", a.geomean_speedup) : "";
-    lines.push_back(fmt::format("- iteration {}: {} -> {}{}: {}", a.iteration, what, OutcomeName(a.outcome), speed,
+    lines.push_back(fmt::format("- attempt {}: {} -> {}{}: {}", a.iteration + 1, what, OutcomeName(a.outcome), speed,
                                 OrNone(FirstLines(a.feedback, 400))));
   }
   return OrNone(Join(lines, "\n"));
@@ -91,7 +91,35 @@ std::string PriorLines(const std::vector<PriorResult>& prior) {
   return OrNone(Join(lines, "\n"));
 }
 
+// A dispatch incumbent: no one kernel is the one to beat. Per config, what serves it, then each
+// distinct source once, naming the configs it serves.
+std::string DispatchIncumbentText(const std::vector<IncumbentServer>& servers) {
+  std::vector<std::string> sources;               // distinct, in order of first use
+  std::vector<std::vector<std::string>> serves;  // per source, the configs it serves
+  std::string out =
+      "The incumbent is a dispatch: each config is served by its own kernel, and your kernel is timed on each "
+      "config against the one serving it there (beat each on its own config):\n";
+  for (const IncumbentServer& s : servers) {
+    std::string where = "a library call, no source";
+    if (!s.source.empty()) {
+      size_t i = std::find(sources.begin(), sources.end(), s.source) - sources.begin();
+      if (i == sources.size()) {
+        sources.push_back(s.source);
+        serves.emplace_back();
+      }
+      serves[i].push_back(s.config);
+      where = fmt::format("source {} below", static_cast<char>('A' + i % 26));
+    }
+    out += fmt::format("- {}: {} ({})\n", s.config, s.kernel, where);
+  }
+  for (size_t i = 0; i < sources.size(); ++i)
+    out += fmt::format("\nSource {} (serves {}):\n\n```cuda\n{}\n```\n", static_cast<char>('A' + i % 26),
+                       Join(serves[i], ", "), sources[i]);
+  return out;
+}
+
 std::string IncumbentText(const ProposalContext& ctx) {
+  if (!ctx.incumbent_dispatch.empty()) return DispatchIncumbentText(ctx.incumbent_dispatch);
   if (ctx.incumbent_source) {
     return "The incumbent kernel (the one to beat):\n\n```cuda\n" + ctx.incumbent_source->source + "\n```";
   }

@@ -98,7 +98,7 @@ TemplateVars FeedbackVariables(const AttemptSummary& a, const ProposalContext& c
         "why, and change the kernel (tile or block sizes, vector width, the work per thread, the mechanism).",
         OutcomeName(a.outcome));
   }
-  return {{"iteration", std::to_string(a.iteration)},
+  return {{"iteration", std::to_string(a.iteration + 1)},  // "attempt N", numbered from 1
           {"outcome", OutcomeName(a.outcome)},
           {"results", CutText(results, opts.max_feedback_chars)},
           {"incumbent_summary", ctx.incumbent_summary.empty() ? "(none)" : CutText(ctx.incumbent_summary, 1500)},

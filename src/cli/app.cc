@@ -1,6 +1,10 @@
 // The top-level command line: global options, logging set-up, dispatch and exit-code mapping.
 #include "cli/app.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -29,12 +33,37 @@ void LogToStderr() {
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("forgek", sink));
 }
 
-void SetUpLogging(const Context& ctx) {
-  if (!ctx.log_file.empty()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(ctx.log_file, ec))
-      throw UsageError("--log-file " + ctx.log_file + " is a folder; name a file to write the log to");
+// The log file may be a regular file or a character device (/dev/null, /dev/full, a terminal). It
+// is opened here without blocking, and its kind read from the open descriptor, before spdlog opens
+// it: opening a FIFO for writing waits for a reader for ever (ENXIO here when none reads), and a
+// FIFO with a reader, a socket or a block device is no place for a log.
+void CheckLogFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError("--log-file " + path + " is a folder; name a file to write the log to");
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    if (errno == ENXIO)  // a FIFO no one reads, or a socket
+      throw UsageError("--log-file " + path +
+                       " is a FIFO or a socket, not a regular file; name a file to write the log to");
+    return;  // spdlog's own open says why (permission, a missing folder)
   }
+  struct stat st {};
+  const bool known = ::fstat(fd, &st) == 0;
+  ::close(fd);
+  if (!known || S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) return;
+  const char* what = S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "something other than a file";
+  throw UsageError("--log-file " + path + " is " + what + ", not a regular file; name a file to write the log to");
+}
+
+void SetUpLogging(const Context& ctx) {
+  if (!ctx.log_file.empty()) CheckLogFile(ctx.log_file);
   std::vector<spdlog::sink_ptr> sinks;
   auto err_sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   err_sink->set_pattern("forgek: %^%l%$: %v");

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +22,9 @@
 #include "core/atomic_file.h"
 #include "cli/load_operator.h"
 #include "cli/option_checks.h"
+#include "cli/output_path.h"
+#include "core/file_read.h"
+#include "core/json_parse.h"
 #include "forgek/batch.h"
 #include "forgek/budget.h"
 #include "forgek/gpu_list.h"
@@ -32,7 +34,6 @@
 #include "forgek/store.h"
 #include "forgek/subprocess.h"
 #include "forgek/worker_client.h"
-#include "core/json_parse.h"
 
 namespace forgek::cli {
 namespace {
@@ -45,7 +46,7 @@ struct BatchArgs {
   double floor_s = 60;         // every run's share starts with this (incumbent analysis, confirmation)
   std::string scoreboard_md, scoreboard_json;
   bool iterations_given = false;
-  std::map<std::string, double> seconds;  // each run's share of the time budget
+  std::vector<BudgetShare> shares;  // each run's share of the time budget (empty: none)
   std::string gpus = "all";
   std::string log_dir;
   // Passed through to every run.
@@ -69,14 +70,11 @@ class ProcessLauncher : public RunLauncher {
     std::vector<std::string> argv = {SelfExecutablePath()};
     if (!ctx_.store.empty()) argv.insert(argv.end(), {"--store", ctx_.store});
     if (!ctx_.operators_dir.empty()) argv.insert(argv.end(), {"--operators", ctx_.operators_dir});
-    auto share = args_.seconds.find(op);
-    const bool timed = share != args_.seconds.end();
-    // With a time budget, a run ends by its share of time, not by a count (unless one was given).
-    const int iterations = timed && !args_.iterations_given ? 0 : args_.iterations;
+    const BatchRunBudget budget = RunBudgetOf(args_.shares, op, args_.iterations, args_.iterations_given);
     argv.insert(argv.end(), {"--arch", ctx_.arch, "--json", "run", "--op", op, "--gpus", std::to_string(gpu) + ",",
-                             "--agent", args_.agent, "--iterations", std::to_string(iterations), "--batch",
+                             "--agent", args_.agent, "--iterations", std::to_string(budget.iterations), "--batch",
                              std::to_string(args_.batch), "--seed", std::to_string(args_.seed)});
-    if (timed) argv.insert(argv.end(), {"--time", std::to_string(static_cast<long long>(share->second + 0.5)) + "s"});
+    if (budget.time_s > 0) argv.insert(argv.end(), {"--time", std::to_string(budget.time_s) + "s"});
     if (args_.patience > 0) argv.insert(argv.end(), {"--patience", std::to_string(args_.patience)});
     if (args_.no_seal) argv.push_back("--no-seal");
 
@@ -108,10 +106,9 @@ class ProcessLauncher : public RunLauncher {
     }
     *handle = static_cast<int>(pid);
     *exit_code = ExitCodeOf(status);
-    std::ifstream f(outputs_[*handle]);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    *output = ss.str();
+    // The run's JSON summary: a missing or oversized one is an empty output, which the batch reports.
+    std::string why;
+    if (!ReadFileLimited(outputs_[*handle], kJsonMaxBytes, "a run's summary", output, &why)) output->clear();
     return true;
   }
 
@@ -126,7 +123,7 @@ std::string DefaultLogDir() {
   std::time_t t = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&t));
-  return DefaultCacheDir() + "/batch-" + stamp;
+  return CacheDir("") + "/batch-" + stamp;
 }
 
 // Per operator, the geomean SOL % of its configs in an `ops bench` JSON file ({"rows": [...]}).
@@ -135,24 +132,10 @@ std::map<std::string, double> BenchSol(const std::string& path) {
   if (path.empty()) return sol;
   std::string why;
   if (!IsReadableFile(path, &why)) throw UsageError("--headroom-from " + path + ": it " + why);
-  std::ifstream f(path);
-  if (!f) throw UsageError("--headroom-from: cannot read " + path);
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json j = ParseJsonLenient(text.str());
-  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array())
-    throw UsageError("--headroom-from " + path + ": expected the JSON of `forgek --json ops bench` (an object with \"rows\")");
-  std::map<std::string, std::pair<double, int>> logs;
-  for (size_t i = 0; i < j["rows"].size(); ++i) {
-    const nlohmann::json& row = j["rows"][i];
-    if (!row.is_object() || !row.contains("operator") || !row["operator"].is_string())
-      throw UsageError("--headroom-from " + path + ": rows[" + std::to_string(i) + "].operator is not a string");
-    if (!row.contains("sol_pct") || !row["sol_pct"].is_number() || row["sol_pct"].get<double>() <= 0) continue;
-    auto& [sum, n] = logs[row["operator"].get<std::string>()];
-    sum += std::log(row["sol_pct"].get<double>());
-    ++n;
-  }
-  for (const auto& [op, v] : logs) sol[op] = std::exp(v.first / v.second);
+  std::string text;
+  if (!ReadFileLimited(path, kJsonMaxBytes, "a JSON file", &text, &why))
+    throw UsageError("--headroom-from " + path + ": " + why);
+  if (!BenchSolFromJson(text, &sol, &why)) throw UsageError("--headroom-from " + path + ": " + why);
   return sol;
 }
 
@@ -166,31 +149,34 @@ double TotalTime(const BatchArgs& a) {
   return per_op > 0 ? per_op * static_cast<double>(a.ops.size()) : total;
 }
 
-// Splits `total` seconds by headroom; fills a.seconds and logs each share with its reason.
+// Splits `total` seconds by headroom (SplitBatchTime); fills a.shares and logs each with its reason.
 void SplitTime(const Context& ctx, BatchArgs& a, double total, const std::map<std::string, double>& bench) {
   if (total <= 0) return;
   Store store;
   std::string err;
   if (!store.Open(StorePath(ctx), &err)) throw Failure("store: " + err);
-  std::vector<OperatorHeadroom> headroom;
-  for (const std::string& op : a.ops) {
-    auto b = bench.find(op);
-    OperatorHeadroom h;
-    if (!HeadroomFromStore(store, op, ctx.arch, b == bench.end() ? -1 : b->second, &h, &err))
-      throw Failure("store: " + err);
-    headroom.push_back(std::move(h));
-  }
+  if (!SplitBatchTime(store, a.ops, ctx.arch, total, a.floor_s, bench, &a.shares, &err)) throw Failure("store: " + err);
   spdlog::info("batch: {:.0f} s split across {} operators by headroom (each at least {:.0f} s):", total, a.ops.size(),
                std::min(a.floor_s, total / static_cast<double>(a.ops.size())));
-  for (const BudgetShare& share : SplitBudget(headroom, total, a.floor_s)) {
-    a.seconds[share.op] = share.seconds;
-    spdlog::info("  {:<28} {:7.0f} s  {}", share.op, share.seconds, share.why);
-  }
+  for (const BudgetShare& share : a.shares) spdlog::info("  {:<28} {:7.0f} s  {}", share.op, share.seconds, share.why);
 }
 
 void WriteFileOrFail(const std::string& path, const std::string& text) {
   std::string err;
   if (!WriteFileAtomic(path, text, &err)) throw Failure(err);
+}
+
+// The scoreboards are written after every run and the logs from the first: a path that cannot be
+// written is said now, before a GPU is looked for, not after hours of runs.
+void CheckOutputs(const BatchArgs& a) {
+  std::string why;
+  auto check = [&why](OutputProblem p) {
+    if (p == OutputProblem::usage) throw UsageError(why);
+    if (p == OutputProblem::failure) throw Failure(why);
+  };
+  if (!a.scoreboard_md.empty()) check(CheckOutputFile("--scoreboard-md", a.scoreboard_md, &why));
+  if (!a.scoreboard_json.empty()) check(CheckOutputFile("--scoreboard-json", a.scoreboard_json, &why));
+  if (!a.log_dir.empty()) check(CheckOutputFolder("--log-dir", a.log_dir, &why));
 }
 
 void Batch(Context& ctx, BatchArgs& a) {
@@ -206,6 +192,7 @@ void Batch(Context& ctx, BatchArgs& a) {
   for (const std::string& op : a.ops) LoadOperatorOption(ctx, "OPS", op);
   const double total_s = TotalTime(a);
   const std::map<std::string, double> bench = BenchSol(a.headroom_from);
+  CheckOutputs(a);
   std::vector<int> gpus;
   std::string err;
   {

@@ -27,7 +27,25 @@ std::string OperatorsDir(const Context& ctx) {
 }
 
 std::string StorePath(const Context& ctx) {
-  return ctx.store.empty() ? DefaultStorePath() : ctx.store;
+  if (!ctx.store.empty()) return ctx.store;
+  std::string path, err;
+  if (!DefaultStorePath(&path, &err)) throw Failure("no place for the knowledge store: " + err);
+  // Only the folder forgek chooses is checked: FORGEK_STORE (which DefaultStorePath honours too) is
+  // the user's own choice, like --store.
+  const char* chosen = std::getenv("FORGEK_STORE");
+  if (!(chosen && *chosen) && !CheckPrivateDir(std::filesystem::path(path).parent_path().string(), &err))
+    throw Failure("knowledge store " + path + ": " + err + " (or name a store with --store or FORGEK_STORE)");
+  return path;
+}
+
+std::string CacheDir(const std::string& sub) {
+  std::string dir, err;
+  if (!DefaultCacheDir(&dir, &err)) throw Failure("no place for forgek's cache: " + err);
+  if (!EnsurePrivateDir(dir, &err)) throw Failure("forgek's cache: " + err + " (or set XDG_CACHE_HOME)");
+  if (sub.empty()) return dir;
+  dir += "/" + sub;
+  if (!EnsurePrivateDir(dir, &err)) throw Failure("forgek's cache: " + err + " (or set XDG_CACHE_HOME)");
+  return dir;
 }
 
 bool ParseDuration(const std::string& text, double* seconds) {

@@ -42,8 +42,16 @@ struct UsageError : std::runtime_error {
 // none exists.
 std::string OperatorsDir(const Context& ctx);
 
-// The store path from --store, FORGEK_STORE or the per-user default.
+// The store path from --store, FORGEK_STORE or the per-user default. Throws Failure when the default
+// is needed and there is no home to put it in, or when the default store's folder exists and belongs
+// to another user or others may write it (a store named by --store or FORGEK_STORE is the user's choice,
+// a shared one included, and is not checked).
 std::string StorePath(const Context& ctx);
+
+// A folder of forgek's per-user cache ("nvrtc", "pch", "batch-..."; "" for the cache folder itself),
+// created private to this user or checked to be, with the cache folder above it; throws Failure
+// naming the folder and what is wrong.
+std::string CacheDir(const std::string& sub);
 
 // A wall-time budget: "90", "90s", "15m", "1h" ("" is 0); false when it is none of those.
 bool ParseDuration(const std::string& text, double* seconds);

@@ -139,7 +139,10 @@ Check CheckNvrtc(const std::string& arch) {
     return c;
   }
   c.ok = true;
-  c.detail = Compiler::NvrtcVersion() + ", compiled a test kernel for " + target + " in " + Fixed(r.seconds, 2) + " s";
+  int abi = CompileConfinementAbi();
+  c.detail = Compiler::NvrtcVersion() + ", compiled a test kernel for " + target + " in " + Fixed(r.seconds, 2) + " s" +
+             (abi > 0 ? " in a child confined by Landlock (ABI " + std::to_string(abi) + ")"
+                      : " in an UNCONFINED child (no Landlock here; FORGEK_UNCONFINED_COMPILE=1)");
   return c;
 }
 
@@ -240,17 +243,22 @@ Check CheckStore(const std::string& store) {
   return c;
 }
 
-Check CheckCacheDir(const std::string& dir) {
+Check CheckCacheDir() {
   Check c{"compile cache"};
+  std::string dir;
+  try {
+    dir = CacheDir("nvrtc");  // created private to this user, or refused as the commands refuse it
+  } catch (const Failure& f) {
+    c.detail = f.what();
+    return c;
+  }
   std::error_code ec;
-  fs::create_directories(dir, ec);
   std::string probe = dir + "/.doctor-" + std::to_string(getpid());
   {
     std::ofstream f(probe);
     f << "x";
-    if (ec || !f) {
-      c.detail = dir + " is not writable" + (ec ? " (" + ec.message() + ")" : std::string()) +
-                 ": set XDG_CACHE_HOME to a writable folder";
+    if (!f) {
+      c.detail = dir + " is not writable: set XDG_CACHE_HOME to a writable folder";
       return c;
     }
   }
@@ -389,8 +397,13 @@ struct DoctorFlags {
 void RunDoctor(const Context& ctx, const DoctorFlags& flags, int* exit_code) {
   std::vector<Check> checks = {CheckToolkit(), CheckNvrtc(ctx.arch), CheckCupti()};
   for (const LoadedLibrary& lib : LoadedLibraries()) checks.push_back(CheckLibrary(lib));
-  for (Check c : {CheckStore(StorePath(ctx)), CheckCacheDir(DefaultCacheDir() + "/nvrtc"), CheckLlm()})
-    checks.push_back(std::move(c));
+  Check store{"store"};
+  try {
+    store = CheckStore(StorePath(ctx));
+  } catch (const Failure& f) {  // no home for the default store, or its folder is another user's
+    store.detail = f.what();
+  }
+  for (Check c : {store, CheckCacheDir(), CheckLlm()}) checks.push_back(std::move(c));
   nlohmann::json probe_json, peaks_json;
   if (!flags.no_gpu) checks.push_back(CheckGpu(ctx.arch, &probe_json));
   if (flags.calibrate) {

@@ -54,8 +54,8 @@ struct Compiled {
 Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate& cand, const ParamAssignment& params) {
   auto start = std::chrono::steady_clock::now();
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
-  copts.pch_dir = DefaultCacheDir() + "/pch";
+  copts.cache_dir = CacheDir("nvrtc");
+  copts.pch_dir = CacheDir("pch");
   Compiler compiler(copts);
   auto submit = [&](const Candidate& c, const ParamAssignment& p) {
     CompileRequest req;
@@ -165,7 +165,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
   warm_up.wait();
   if (a.against == "seal") {
     CompilerOptions copts;
-    copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+    copts.cache_dir = CacheDir("nvrtc");
     Compiler compiler(copts);
     Incumbent seal;
     if (!PickIncumbent(op, ctx.arch, &store, compiler, &seal, &err)) throw Failure(err);

@@ -127,7 +127,7 @@ VerifyOutcome VerifySealOnGpu(const Context& ctx, Store& store, const OperatorSp
     return v;
   }
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+  copts.cache_dir = CacheDir("nvrtc");
   Compiler compiler(copts);
   SealVerification s = VerifySeal(*gpu.evaluator, store, compiler, op, seal);
   v.exit_code = s.status == SealVerification::Status::holds        ? kExitOk

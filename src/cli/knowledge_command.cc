@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/atomic_file.h"
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
@@ -347,7 +348,8 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
     std::printf("%s\n", json({{"added", st.added},
                               {"present", st.present},
                               {"left_out", st.left_out},
-                              {"decisions_updated", st.decisions_updated}})
+                              {"decisions_updated", st.decisions_updated},
+                              {"decisions_dropped", st.decisions_dropped}})
                             .dump(1)
                             .c_str());
     return;
@@ -360,21 +362,24 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
   if (st.left_out > 0)
     std::printf("  %d evidence row(s) of kind \"attempt\" left out: uncontrolled, dropped since schema 4\n",
                 st.left_out);
+  if (st.decisions_dropped > 0)
+    std::printf("  %d decision(s) left out: no evidence of theirs remains, so nothing measured their verdict\n",
+                st.decisions_dropped);
   for (const auto& [t, n] : st.added) std::printf("  %-22s +%d\n", t.c_str(), n);
 }
 
 void RunImport(Context& ctx, const KnowledgeOptions& o) {
   std::string why;
   if (!IsReadableFile(o.file, &why)) throw Failure("cannot import " + o.file + ": it " + why);  // a FIFO would hang
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) throw Failure("cannot read " + o.file);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  // Checked from the file's size before it is read: an import is one JSON text, within its limit.
+  if (!ReadFileLimited(o.file, kJsonMaxBytes, "a knowledge import (one JSON text)", &text, &why))
+    throw Failure("cannot import " + o.file + ": " + why);
   Store store;
   OpenOrThrow(&store, StorePath(ctx), StoreMode::create);
   ImportStats st;
   std::string err;
-  if (!ImportStore(store, ss.str(), o.file, &st, &err)) throw Failure(err);
+  if (!ImportStore(store, text, o.file, &st, &err)) throw Failure(err);
   PrintImportStats(ctx, "imported " + o.file, st);
 }
 

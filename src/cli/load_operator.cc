@@ -33,10 +33,8 @@ void CheckConfigNames(const OperatorSpec& op, const std::vector<std::string>& co
   for (const ConfigSpec& c : op.configs) known.push_back(c.name);
   for (const std::string& c : configs) {
     if (op.FindConfig(c)) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
     throw UsageError("--config: operator " + op.name + " has no config '" + c + "'" + DidYouMean(c, known) +
-                     "; its configs: " + list);
+                     "; its configs: " + JoinShown(known));
   }
 }
 

@@ -122,8 +122,8 @@ void RunBench(Context& ctx, const BenchArgs& a) {
   if (!OpenGpuSession(ctx, &store, &session, &err)) throw Failure(err);
 
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
-  copts.pch_dir = DefaultCacheDir() + "/pch";
+  copts.cache_dir = CacheDir("nvrtc");
+  copts.pch_dir = CacheDir("pch");
   Compiler compiler(copts);
   std::vector<Prepared> kernels = PrepareAll(ctx, ops, compiler);
   std::vector<BenchRow> rows;

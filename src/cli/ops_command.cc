@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/ops_bench.h"
+#include "cli/printable.h"
 #include "forgek/candidate.h"
 #include "forgek/compile.h"
 #include "forgek/library_reference.h"
@@ -64,9 +65,11 @@ void ListOperators(const Context& ctx) {
     Diagnostics diags;
     if (!LoadOperator(dir, &op, &diags)) {
       ++invalid;
-      spdlog::error("{}: invalid operator ({} problem{}, the first: {}); run 'forgek ops validate {}'",
-                    fs::path(dir).filename().string(), diags.size(), diags.size() == 1 ? "" : "s",
-                    diags.empty() ? "" : diags.front().str(), fs::path(dir).filename().string());
+      // The folder's name is any name a file system allows: shown escaped, suggested shell-quoted.
+      const std::string name = fs::path(dir).filename().string();
+      spdlog::error("{}: invalid operator ({} problem{}, the first: {}); run: forgek ops validate {}", Printable(name),
+                    diags.size(), diags.size() == 1 ? "" : "s", diags.empty() ? "" : Printable(diags.front().str()),
+                    ShellQuote(name));
       continue;
     }
     json ref = op.reference.library.empty() ? json{{"kernel", op.reference.kernel}} : json{{"library", op.reference.library}};
@@ -334,7 +337,7 @@ void CheckAliasesUnique(const std::vector<OperatorSpec>& ops, std::vector<std::u
 void CompileAll(const Context& ctx, std::vector<std::pair<CompileRequest, Validation*>>& compiles) {
   if (compiles.empty()) return;
   CompilerOptions opts;
-  opts.cache_dir = DefaultCacheDir();
+  opts.cache_dir = CacheDir("");
   Compiler compiler(opts);
   std::vector<std::future<CompileResult>> futures;
   for (auto& [req, v] : compiles) {

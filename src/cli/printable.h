@@ -9,4 +9,9 @@ namespace forgek::cli {
 // printf-style %s prints all of it and a terminal shows it as it is.
 std::string Printable(const std::string& text);
 
+// `word` as one word of a shell command a person can paste: as it is when it holds only letters,
+// digits and - _ . , / : = + @ %; else in single quotes ('it'\''s'); with a control character
+// (a newline, an ESC) in bash's $'...' form with escapes, so that nothing raw reaches the terminal.
+std::string ShellQuote(const std::string& word);
+
 }  // namespace forgek::cli

@@ -45,8 +45,8 @@ KernelUnderTest PrepareKernel(const Context& ctx, const OperatorSpec& op, const 
   if (!ValidateCandidate(c, op, &diags)) throw Failure(FormatDiagnostics(diags));
   ParamAssignment params = ChooseParams(a.reference ? "" : a.params, c.manifest, path);
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
-  copts.pch_dir = DefaultCacheDir() + "/pch";
+  copts.cache_dir = CacheDir("nvrtc");
+  copts.pch_dir = CacheDir("pch");
   Compiler compiler(copts);
   CompileRequest req;
   req.name = path;

@@ -210,8 +210,8 @@ void Run(Context& ctx, const RunArgs& a) {
   }
 
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
-  copts.pch_dir = DefaultCacheDir() + "/pch";
+  copts.cache_dir = CacheDir("nvrtc");
+  copts.pch_dir = CacheDir("pch");
   Compiler compiler(copts);
 
   StoreExchangeRecorder recorder(&store);

@@ -82,7 +82,7 @@ void Export(const Context& ctx, const SealArgs& a) {
   SealRecord seal = FindOrFail(store, a.id);
   OperatorSpec op = LoadOperatorOrFail(ctx, seal.operator_name);
   CompilerOptions copts;
-  copts.cache_dir = DefaultCacheDir() + "/nvrtc";
+  copts.cache_dir = CacheDir("nvrtc");
   Compiler compiler(copts);
   std::string err;
   if (!ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)) throw Failure(err);
@@ -133,7 +133,7 @@ void set_seal_command(CLI::App& app, Context& ctx) {
 
   CLI::App* exp = seal->add_subcommand("export", "Write a self-contained folder loadable with the CUDA driver API");
   exp->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
-  exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty)")->required()->check(NonEmpty());
+  exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty; through a symbolic link, the folder it points to)")->required()->check(NonEmpty());
   exp->add_flag("--allow-rebuilt", args->allow_rebuilt,
                 "Export even when this toolchain's cubin differs from the sealed one");
   exp->callback([&ctx, args] { Export(ctx, *args); });

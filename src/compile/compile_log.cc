@@ -8,12 +8,16 @@
 namespace forgek {
 namespace {
 
+// std::regex recurses per character: a line longer than this is cut before any pattern sees it.
+constexpr size_t kMaxLineBytes = 4096;
+
 std::vector<std::string> SplitLines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > kMaxLineBytes) line = line.substr(0, kMaxLineBytes) + " [...]";
     lines.push_back(line);
   }
   return lines;
@@ -91,6 +95,33 @@ std::vector<CompileMessage> ParseCompileMessages(const std::string& log) {
     }
     out.push_back(std::move(msg));
     i = end > i ? end - 1 : i;
+  }
+  return out;
+}
+
+std::string QuoteOnlyOwnLines(const std::string& log, const std::string& name, size_t max_bytes) {
+  static const std::regex kFrontEnd(R"(^(.+)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[\w-]+)?: .*$)");
+  std::vector<std::string> lines = SplitLines(log);
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += lines[i];
+    out += '\n';
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, kFrontEnd) || m[1] == name) continue;
+    // A message of another file: keep its detail lines, drop the line echoed above the caret.
+    size_t end = i + 1;
+    while (end < lines.size() && !Trim(lines[end]).empty()) ++end;
+    for (size_t j = i + 1; j < end; ++j) {
+      if (j + 1 < end && IsCaretLine(lines[j + 1])) continue;
+      out += lines[j];
+      out += '\n';
+    }
+    i = end - 1;
+  }
+  if (!log.empty() && log.back() != '\n' && !out.empty()) out.pop_back();
+  if (out.size() > max_bytes) {
+    out.resize(max_bytes);
+    out += "\n[forgek: the rest of the compiler's log is left out]\n";
   }
   return out;
 }

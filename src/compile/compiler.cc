@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -14,14 +15,22 @@
 #include <spdlog/spdlog.h>
 
 #include "compile/compile_cache.h"
+#include "compile/compile_child.h"
 #include "compile/compile_log.h"
+#include "compile/include_check.h"
+#include "compile/landlock.h"
 #include "compile/nvrtc_program.h"
 #include "forgek/compile.h"
+#include "forgek/compile_worker.h"
+#include "forgek/paths.h"
 
 namespace forgek {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// What the store, the terminal and a provider get of a program log: its head.
+constexpr size_t kMaxKeptLogBytes = 64u << 10;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -49,6 +58,18 @@ bool FailedInOwnSource(const NvrtcRun& run, const std::string& name) {
   return false;
 }
 
+ChildLimits LimitsFor(const CompilerOptions& opts, bool pch_usable) {
+  ChildLimits limits;
+  limits.command = opts.worker_command;
+  if (limits.command.empty()) limits.command = {SelfExecutablePath(), kCompileWorkerCommand};
+  limits.read_folders.push_back(opts.cuda_root);
+  for (const std::string& dir : opts.include_dirs) limits.read_folders.push_back(dir);
+  if (pch_usable) limits.write_folders.push_back(opts.pch_dir);
+  limits.allow_unconfined = opts.allow_unconfined || UnconfinedCompileAllowedByEnvironment();
+  limits.address_space_bytes = opts.memory_limit_bytes;
+  return limits;
+}
+
 }  // namespace
 
 struct Compiler::Impl {
@@ -60,6 +81,8 @@ struct Compiler::Impl {
   CompilerOptions opts;
   CompileCache cache;
   bool pch_usable = false;
+  ChildLimits limits;
+  std::once_flag unconfined_warning;
   std::atomic<bool> stopping{false};
 
   std::mutex mu;
@@ -74,6 +97,7 @@ struct Compiler::Impl {
       pch_usable = std::filesystem::is_directory(opts.pch_dir, ec);
       if (!pch_usable) spdlog::warn("precompiled headers off: cannot create {}", opts.pch_dir);
     }
+    limits = LimitsFor(opts, pch_usable);
     int n = opts.threads > 0 ? opts.threads : static_cast<int>(std::thread::hardware_concurrency());
     for (int i = 0; i < std::max(n, 1); ++i) threads.emplace_back([this] { WorkLoop(); });
   }
@@ -127,30 +151,43 @@ struct Compiler::Impl {
       result.messages.push_back(ErrorMessage("unknown architecture '" + req.arch + "': use sm90 or sm100"));
       return result;
     }
+    result.messages = CheckIncludes(req.source, req.name);
+    if (!result.messages.empty()) return result;
     std::vector<std::string> options = BaseNvrtcOptions(target, opts.cuda_root);
+    for (const std::string& dir : opts.include_dirs) options.push_back("-I" + dir);
     options.insert(options.end(), req.options.begin(), req.options.end());
     result.key = CompileKey(req.source, options, Compiler::NvrtcVersion(), target);
     if (cache.Load(result.key, &result)) {
       result.cache_hit = true;
+      result.log = QuoteOnlyOwnLines(result.log, req.name, kMaxKeptLogBytes);  // entries of older versions
       result.seconds = SecondsSince(start);
       return result;
     }
 
-    NvrtcRun run = RunWithDeadline(req, options, start);
-    result.log = run.log;
+    ChildRun child = RunWithDeadline(req, options, start);
+    result.seconds = SecondsSince(start);
+    // A deadline, a crash or a limit is no verdict of the compiler's on the source: never cached.
+    if (child.stopped || child.timed_out) {
+      result.timed_out = child.timed_out && !stopping;
+      result.messages.push_back(ErrorMessage(result.timed_out ? "compile exceeded " + FormatSeconds(req.timeout_s) + "s"
+                                                              : "the compiler shut down during this compile"));
+      return result;
+    }
+    if (!child.failure.empty()) {
+      result.messages.push_back(ErrorMessage(child.failure));
+      return result;
+    }
+    if (child.landlock_abi == 0)
+      std::call_once(unconfined_warning, [] {
+        spdlog::warn("compiling without confinement (FORGEK_UNCONFINED_COMPILE=1): a candidate's #include can read "
+                     "any file forgek can");
+      });
+    NvrtcRun& run = child.run;
+    result.log = QuoteOnlyOwnLines(run.log, req.name, kMaxKeptLogBytes);
     result.cubin = std::move(run.cubin);
     result.ok = run.ok;
     result.messages = ParseCompileMessages(result.log);
     result.kernels = ParsePtxasReport(result.log);
-    result.seconds = SecondsSince(start);
-    if (run.cancelled) {
-      result.ok = false;
-      result.cubin.clear();
-      result.timed_out = !stopping;
-      result.messages.push_back(ErrorMessage(result.timed_out ? "compile exceeded " + FormatSeconds(req.timeout_s) + "s"
-                                                              : "the compiler shut down during this compile"));
-      return result;  // a deadline is no property of the source: never cached
-    }
     if (!run.ok && result.messages.empty())
       result.messages.push_back(ErrorMessage("NVRTC failed: " + run.status_text));
     // Only the compiler's verdict on the source is worth keeping; an NVRTC malfunction is not.
@@ -161,24 +198,33 @@ struct Compiler::Impl {
     return result;
   }
 
-  NvrtcRun RunWithDeadline(const CompileRequest& req, const std::vector<std::string>& options,
-                           Clock::time_point start) {
-    bool has_deadline = req.timeout_s > 0;
-    Clock::time_point deadline =
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(has_deadline ? req.timeout_s : 0));
-    std::function<bool()> should_stop = [this, has_deadline, deadline] {
-      return stopping.load() || (has_deadline && Clock::now() > deadline);
+  ChildRun RunWithDeadline(const CompileRequest& req, const std::vector<std::string>& options, Clock::time_point start) {
+    std::function<bool()> should_stop = [this] { return stopping.load(); };
+    auto run_once = [&](const std::vector<std::string>& with) {
+      ChildLimits l = limits;
+      l.timeout_s = req.timeout_s > 0 ? std::max(req.timeout_s - SecondsSince(start), 0.001) : 0;
+      return CompileInChild(req.name, req.source, with, l, should_stop);
     };
-    if (!pch_usable) return RunNvrtc(req.name, req.source, options, should_stop);
+    if (!pch_usable) return run_once(options);
 
     std::vector<std::string> with_pch = options;
     for (std::string& o : PchNvrtcOptions(opts.pch_dir)) with_pch.push_back(std::move(o));
-    NvrtcRun run = RunNvrtc(req.name, req.source, with_pch, should_stop);
-    if (run.ok || run.cancelled || FailedInOwnSource(run, req.name)) return run;
-    spdlog::debug("compile of {} with precompiled headers failed ({}); retrying without", req.name, run.status_text);
-    return RunNvrtc(req.name, req.source, options, should_stop);
+    ChildRun child = run_once(with_pch);
+    if (child.stopped || child.timed_out || !child.failure.empty() || child.run.ok ||
+        FailedInOwnSource(child.run, req.name))
+      return child;
+    spdlog::debug("compile of {} with precompiled headers failed ({}); retrying without", req.name,
+                  child.run.status_text);
+    return run_once(options);
   }
 };
+
+int CompileConfinementAbi() { return LandlockAbi(); }
+
+bool UnconfinedCompileAllowedByEnvironment() {
+  const char* v = std::getenv("FORGEK_UNCONFINED_COMPILE");
+  return v && std::string(v) == "1";
+}
 
 Compiler::Compiler(CompilerOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
 

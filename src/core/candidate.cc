@@ -4,11 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "core/file_read.h"
 #include "core/json_fields.h"
 #include "core/json_parse.h"
 #include "core/manifest_span.h"
@@ -215,6 +214,11 @@ class ManifestReader {
       r_.Error("let", "expected an object {\"NAME\": \"expression\"}, got " + JsonTypeName(*lets));
       return;
     }
+    if (lets->size() > kMaxLetsPerCandidate) {
+      r_.Error("let", std::to_string(lets->size()) + " lets; a candidate may declare at most " +
+                          std::to_string(kMaxLetsPerCandidate));
+      return;
+    }
     for (auto it = lets->begin(); it != lets->end(); ++it) {
       std::string path = JsonPathKey("let", it.key());
       Claim(it.key(), path, "let");
@@ -370,6 +374,15 @@ bool ParseCandidate(const std::string& path, const std::string& source, Candidat
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (std::string_view(source).substr(0, kBom.size()) == kBom)
     return ParseCandidate(path, source.substr(kBom.size()), out, diags);
+  // Every later step (the manifest scan, hashing, the store, NVRTC, prompts) holds the whole text.
+  if (source.size() > kMaxCandidateSourceBytes) {
+    diags->push_back({path, "", 0, 0,
+                      "the candidate's source is " + std::to_string(source.size()) + " bytes (" +
+                          BytesText(source.size()) + "); a candidate's source may be at most " +
+                          std::to_string(kMaxCandidateSourceBytes) + " bytes (" +
+                          BytesText(kMaxCandidateSourceBytes) + ")"});
+    return false;
+  }
   ManifestSpan span;
   if (!FindManifest(path, source, &span, diags)) return false;
   Json root;
@@ -385,10 +398,31 @@ bool ParseCandidate(const std::string& path, const std::string& source, Candidat
   if (!reader.Read(root, &manifest)) return false;
   if (manifest.name.empty())
     manifest.name = path.empty() ? "candidate" : std::filesystem::path(path).stem().string();
+  // Positions need the text up to the manifest's end only (the code after it can be long).
+  manifest.origin = std::make_shared<const ManifestOrigin>(path, source.substr(0, span.end), span.begin, span.end);
   out->path = path;
   out->source = source;
   out->manifest = std::move(manifest);
   return true;
+}
+
+struct ManifestOrigin::Index {
+  explicit Index(const ManifestOrigin& o) : locator(o.text_, o.begin_, o.end_) {}
+  JsonLocator locator;
+};
+
+ManifestOrigin::ManifestOrigin(std::string file, std::string text, size_t begin, size_t end)
+    : file_(std::move(file)), text_(std::move(text)), begin_(begin), end_(end) {}
+
+ManifestOrigin::~ManifestOrigin() = default;
+
+void ManifestOrigin::Locate(const std::string& field, long index, Diagnostic* d) const {
+  std::call_once(once_, [this] { index_ = std::make_unique<Index>(*this); });
+  const JsonLocator& locator = index_->locator;
+  TextPosition p = index >= 0 ? locator.InString(field, static_cast<size_t>(index)) : locator.ValueAt(field);
+  d->file = file_;
+  d->line = p.line;
+  d->column = p.column;
 }
 
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
@@ -397,14 +431,12 @@ bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* dia
     diags->push_back({path, "", 0, 0, "cannot read the candidate file: it " + not_a_file});
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags->push_back({path, "", 0, 0, "cannot read the candidate file"});
+  std::string source;
+  if (!ReadFileLimited(path, kMaxCandidateSourceBytes, "a candidate's source", &source, &not_a_file)) {
+    diags->push_back({path, "", 0, 0, "cannot read the candidate file: " + not_a_file});
     return false;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseCandidate(path, buffer.str(), out, diags);
+  return ParseCandidate(path, source, out, diags);
 }
 
 std::vector<std::string> ParamDefines(const ParamAssignment& params) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <set>
 
 #include "core/json_location.h"
 #include "forgek/candidate.h"
@@ -28,22 +29,57 @@ std::string ConfigText(const Bindings& config) {
   return out;
 }
 
+// A diagnostic about the value at JSON path `at` of `m`, shown as `field`. A manifest parsed from a
+// file names the file, line and column (docs/expressions.md): at byte `index` of the string there
+// (an expression's error column - 1, plus any "i64:" prefix), or at the value when index < 0.
+Diagnostic At(const CandidateManifest& m, const std::string& at, const std::string& field, long index,
+              const std::string& message) {
+  Diagnostic d{"", field, 0, 0, message};
+  if (m.origin) m.origin->Locate(at, index, &d);
+  return d;
+}
+
+// The byte of an expression's text that an evaluation error points at (-1: the whole value).
+long ErrorIndex(const Diagnostic& expr_error, size_t prefix = 0) {
+  return expr_error.column > 0 ? static_cast<long>(expr_error.column - 1 + prefix) : -1;
+}
+
 // The bindings of one instance: config params, candidate params, then lets in order.
 bool BindInstance(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config, Bindings* out,
-                  std::string* why, std::string* field) {
+                  Diagnostic* err) {
   Bindings b = config;
   for (const auto& [name, value] : params) b[name] = value;
   for (const auto& [name, text] : m.lets) {
     Diagnostic d;
     int64_t v;
     if (!EvalExpression(text, b, &v, &d)) {
-      *field = JsonPathKey("let", name);
-      *why = "let " + name + " = " + text + ": " + d.message;
+      const std::string field = JsonPathKey("let", name);
+      *err = At(m, field, field, ErrorIndex(d), "let " + name + " = " + text + ": " + d.message);
       return false;
     }
     b[name] = v;
   }
   *out = std::move(b);
+  return true;
+}
+
+// Whether every constraint holds for the bindings `vars`; else false with the first that does not
+// (or cannot be evaluated) in *err, shown as field "constraints".
+bool CheckConstraints(const CandidateManifest& m, const Bindings& vars, Diagnostic* err) {
+  for (size_t i = 0; i < m.constraints.size(); ++i) {
+    const std::string& c = m.constraints[i];
+    Diagnostic d;
+    int64_t v;
+    if (!EvalExpression(c, vars, &v, &d)) {
+      *err = At(m, JsonPathIndex("constraints", i), "constraints", ErrorIndex(d),
+                "constraint '" + c + "': " + d.message);
+      return false;
+    }
+    if (v == 0) {
+      *err = At(m, JsonPathIndex("constraints", i), "constraints", -1, "constraint '" + c + "' does not hold");
+      return false;
+    }
+  }
   return true;
 }
 
@@ -56,12 +92,24 @@ class Resolver {
     ResolvedCandidate r;
     for (size_t i = 0; i < m_.workspaces.size(); ++i) {
       int64_t bytes = 0;
-      Eval(JsonPathKey(JsonPathIndex("workspaces", i), "bytes"), m_.workspaces[i].bytes, 0,
-           std::numeric_limits<int64_t>::max(), &bytes);
+      const std::string field = JsonPathKey(JsonPathIndex("workspaces", i), "bytes");
+      if (!Eval(field, m_.workspaces[i].bytes, 0, std::numeric_limits<int64_t>::max(), &bytes)) {
+        unsized_workspaces_.insert(m_.workspaces[i].name);
+      } else if (bytes > kMaxWorkspaceBytes) {
+        // pow2(62) bytes would pass as a number but no GPU holds it, and sizes derived from it overflow.
+        Error(field, "workspace '" + m_.workspaces[i].name + "': '" + m_.workspaces[i].bytes + "' is " +
+                         std::to_string(bytes) + " bytes; a workspace may hold at most " +
+                         std::to_string(kMaxWorkspaceBytes) + " (2^40, 1 TiB)");
+        unsized_workspaces_.insert(m_.workspaces[i].name);
+      }
       r.workspaces.emplace_back(m_.workspaces[i].name, bytes);
       r.workspace_zero.push_back(m_.workspaces[i].zero);
     }
-    for (size_t i = 0; i < m_.tensor_maps.size(); ++i) r.tensor_maps.push_back(ResolveTensorMap(i));
+    for (size_t i = 0; i < m_.tensor_maps.size(); ++i) {
+      const size_t before = diags_->size();
+      r.tensor_maps.push_back(ResolveTensorMap(i));
+      if (diags_->size() == before) CheckTensorMapExtent(i, r.tensor_maps.back(), r);
+    }
     // A launch whose `when` is 0 does not run for this config (a family picking a kernel per shape);
     // its other fields are not evaluated, so they need not be valid there.
     const size_t before_launches = diags_->size();
@@ -82,14 +130,17 @@ class Resolver {
   }
 
  private:
-  void Error(const std::string& field, const std::string& message) {
-    diags_->push_back({"", field, 0, 0, message + " (config " + ConfigText(vars_) + ")"});
+  // `index`: the byte of the string at `field` the error points at (-1: the value).
+  void Error(const std::string& field, const std::string& message, long index = -1) {
+    diags_->push_back(At(m_, field, field, index, message + " (config " + ConfigText(vars_) + ")"));
   }
 
-  bool Eval(const std::string& field, const std::string& text, int64_t lo, int64_t hi, int64_t* out) {
+  // `prefix`: bytes of the field's string before `text` ("i64:"), for the error's column.
+  bool Eval(const std::string& field, const std::string& text, int64_t lo, int64_t hi, int64_t* out,
+            size_t prefix = 0) {
     Diagnostic d;
     if (!EvalExpression(text, vars_, out, &d)) {
-      Error(field, "'" + text + "': " + d.message);
+      Error(field, "'" + text + "': " + d.message, ErrorIndex(d, prefix));
       return false;
     }
     if (*out < lo || *out > hi) {
@@ -125,6 +176,68 @@ class Resolver {
       Error(JsonPathKey(path, "box"), "box rank " + std::to_string(r.box.size()) + " differs from shape rank " +
                                           std::to_string(r.shape.size()));
     return r;
+  }
+
+  // The bytes of the buffer a tensor map views (an operator tensor under this config, or a workspace)
+  // and the size of the elements the worker encodes it with; false (reported) when unknown.
+  bool ViewedBuffer(const std::string& field, const ResolvedTensorMap& t, const ResolvedCandidate& r,
+                    std::string* what, int64_t* bytes, int64_t* elem) {
+    if (const TensorSpec* tensor = op_.FindTensor(t.tensor)) {
+      *what = "tensor '" + t.tensor + "'";
+      *elem = DTypeBytes(tensor->dtype);
+      std::vector<int64_t> shape;
+      Diagnostic d;
+      if (!op_.TensorShape(*tensor, vars_, &shape, &d)) {
+        Error(field, d.message);
+        return false;
+      }
+      if (!CheckedBytes(shape, *elem, bytes)) {
+        Error(field, *what + " has no valid size under this config (a negative dimension, or more than 2^63 bytes)");
+        return false;
+      }
+      return true;
+    }
+    for (const auto& [name, size] : r.workspaces) {
+      if (name != t.tensor) continue;
+      if (unsized_workspaces_.count(name)) return false;  // its bytes were refused: already reported
+      *what = "workspace '" + name + "'";
+      *elem = 4;  // a workspace has no dtype: the worker encodes maps over it as fp32 elements
+      *bytes = size;
+      return true;
+    }
+    return false;  // names nothing: ResolveTensorMap or validation has said so
+  }
+
+  // product(shape) * elem into *out; false when it does not fit in int64.
+  static bool CheckedBytes(const std::vector<int64_t>& shape, int64_t elem, int64_t* out) {
+    int64_t n = elem;
+    for (int64_t d : shape)
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+    *out = n;
+    return true;
+  }
+
+  // TMA reads and writes anywhere inside the extent a map describes (its shape, packed row-major, times
+  // the element size); the driver checks nothing against the allocation. A view larger than its
+  // buffer would let a kernel reach memory beyond it, so it is refused here, where sizes are known.
+  void CheckTensorMapExtent(size_t i, const ResolvedTensorMap& t, const ResolvedCandidate& r) {
+    const TensorMapSpec& spec = m_.tensor_maps[i];
+    const std::string field = JsonPathKey(JsonPathIndex("tensor_maps", i), spec.shape.empty() ? "tensor" : "shape");
+    std::string what;
+    int64_t buffer = 0, elem = 0;
+    if (!ViewedBuffer(field, t, r, &what, &buffer, &elem)) return;
+    std::string dims;
+    for (int64_t d : t.shape) dims += (dims.empty() ? "" : " x ") + std::to_string(d);
+    int64_t extent = 0;
+    const std::string head = "tensor map '" + t.name + "' views " + dims + " elements of " + std::to_string(elem) +
+                             " bytes";
+    if (!CheckedBytes(t.shape, elem, &extent)) {
+      Error(field, head + " (more than 2^63 bytes), but " + what + " holds " + std::to_string(buffer) +
+                       " bytes; TMA would reach memory beyond it");
+    } else if (extent > buffer) {
+      Error(field, head + " (" + std::to_string(extent) + " bytes), but " + what + " holds " +
+                       std::to_string(buffer) + " bytes; TMA would reach memory beyond it");
+    }
   }
 
   // Up to three dimensions into dims[0..2] (the rest stay 1), each within [1, max[d]].
@@ -178,7 +291,7 @@ class Resolver {
     ResolvedArg r{Kind::i32, arg};
     if (arg.rfind("i64:", 0) == 0) {
       r.kind = Kind::i64;
-      Eval(field, arg.substr(4), std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &r.i);
+      Eval(field, arg.substr(4), std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &r.i, 4);
     } else if (arg.rfind("f32:", 0) == 0) {
       r.kind = Kind::f32;
       std::string rest = arg.substr(4);
@@ -186,7 +299,7 @@ class Resolver {
       double v = std::strtod(rest.c_str(), &end);
       if (rest.empty() || end != rest.c_str() + rest.size()) {
         int64_t iv = 0;
-        Eval(field, rest, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &iv);
+        Eval(field, rest, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &iv, 4);
         v = static_cast<double>(iv);
       }
       r.f = static_cast<float>(v);
@@ -202,6 +315,7 @@ class Resolver {
   const Bindings& vars_;
   Diagnostics* diags_;
   size_t first_;
+  std::set<std::string> unsized_workspaces_;  // whose bytes did not resolve or were refused
 };
 
 }  // namespace
@@ -209,19 +323,10 @@ class Resolver {
 bool ConstraintsHold(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config,
                      std::string* why) {
   Bindings vars;
-  std::string field;
-  if (!BindInstance(m, params, config, &vars, why, &field)) return false;
-  for (const std::string& c : m.constraints) {
-    Diagnostic d;
-    int64_t v;
-    if (!EvalExpression(c, vars, &v, &d)) {
-      *why = "constraint '" + c + "': " + d.message;
-      return false;
-    }
-    if (v == 0) {
-      *why = "constraint '" + c + "' does not hold";
-      return false;
-    }
+  Diagnostic err;
+  if (!BindInstance(m, params, config, &vars, &err) || !CheckConstraints(m, vars, &err)) {
+    *why = err.message;
+    return false;
   }
   return true;
 }
@@ -232,28 +337,26 @@ bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const 
   for (const ParamSpec& p : m.params) {
     auto it = params.find(p.name);
     if (it == params.end()) {
-      diags->push_back({"", JsonPathKey("params", p.name), 0, 0, "no value given for param '" + p.name + "'"});
+      const std::string field = JsonPathKey("params", p.name);
+      diags->push_back(At(m, field, field, -1, "no value given for param '" + p.name + "'"));
     } else if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end()) {
-      diags->push_back({"", JsonPathKey("params", p.name), 0, 0,
-                        "value " + std::to_string(it->second) + " is not in the domain of '" + p.name + "'"});
+      const std::string field = JsonPathKey("params", p.name);
+      diags->push_back(At(m, field, field, -1,
+                          "value " + std::to_string(it->second) + " is not in the domain of '" + p.name + "'"));
     }
   }
   for (const auto& [name, value] : params) {
     // An explicit capture: clang 14 (the asan preset) cannot capture a structured binding implicitly.
     bool known =
         std::any_of(m.params.begin(), m.params.end(), [&name = name](const ParamSpec& p) { return p.name == name; });
-    if (!known) diags->push_back({"", "params", 0, 0, "'" + name + "' is not a param of this candidate"});
+    if (!known) diags->push_back(At(m, "params", "params", -1, "'" + name + "' is not a param of this candidate"));
   }
   if (diags->size() > first) return false;
-  std::string why;
   Bindings vars;
-  std::string field;
-  if (!BindInstance(m, params, config, &vars, &why, &field)) {
-    diags->push_back({"", field, 0, 0, why + " (config " + ConfigText(config) + ")"});
-    return false;
-  }
-  if (!ConstraintsHold(m, params, config, &why)) {
-    diags->push_back({"", "constraints", 0, 0, why + " (config " + ConfigText(config) + ")"});
+  Diagnostic err;
+  if (!BindInstance(m, params, config, &vars, &err) || !CheckConstraints(m, vars, &err)) {
+    err.message += " (config " + ConfigText(config) + ")";
+    diags->push_back(err);
     return false;
   }
   Resolver resolver(m, op, vars, diags);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "core/json_fields.h"
 #include "core/manifest_span.h"
@@ -46,14 +47,18 @@ class CandidateValidator {
 
   bool Validate(size_t code_begin) {
     CheckNamesAgainstOperator();
-    std::vector<std::string> scope = op_.params;
-    for (const ParamSpec& p : m_.params) scope.push_back(p.name);
+    scope_ = op_.params;
+    for (const ParamSpec& p : m_.params) scope_.push_back(p.name);
+    // Names are looked up in a set: a let's check costs its own names, not the count of lets before it.
+    scope_set_.insert(scope_.begin(), scope_.end());
+    const std::string earlier = ScopeText("earlier lets");
     for (const auto& [name, text] : m_.lets) {
       // A let sees the params and the lets before it.
-      r_.CheckNames(JsonPathKey("let", name), text, scope, ScopeText("earlier lets"));
-      scope.push_back(name);
+      r_.CheckNames(JsonPathKey("let", name), text, scope_set_, earlier);
+      scope_.push_back(name);
+      scope_set_.insert(name);
     }
-    scope_ = scope;
+    scope_text_ = ScopeText("lets");
     for (size_t i = 0; i < m_.constraints.size(); ++i) Check(JsonPathIndex("constraints", i), m_.constraints[i]);
     for (size_t i = 0; i < m_.workspaces.size(); ++i)
       Check(JsonPathKey(JsonPathIndex("workspaces", i), "bytes"), m_.workspaces[i].bytes);
@@ -72,7 +77,7 @@ class CandidateValidator {
   }
 
   bool Check(const std::string& path, const std::string& text) {
-    return r_.CheckNames(path, text, scope_, ScopeText("lets"));
+    return r_.CheckNames(path, text, scope_set_, scope_text_);
   }
 
   // A candidate's own names must not hide the operator's: an argument names exactly one thing.
@@ -161,7 +166,7 @@ class CandidateValidator {
       if (!literal) CheckPrefixed(path, arg, 4);
       return;
     }
-    if (IsIdentifier(arg) && std::find(scope_.begin(), scope_.end(), arg) == scope_.end()) {
+    if (IsIdentifier(arg) && scope_set_.count(arg) == 0) {
       std::vector<std::string> known = scope_;
       for (const TensorSpec& t : op_.tensors) known.push_back(t.name);
       for (const ScalarSpec& s : op_.scalars) known.push_back(s.name);
@@ -176,14 +181,16 @@ class CandidateValidator {
 
   // An expression after a type prefix ("i64:M*N"): positions count from the start of the string.
   void CheckPrefixed(const std::string& path, const std::string& arg, size_t prefix) {
-    r_.CheckNames(path, arg.substr(prefix), scope_, ScopeText("lets"), prefix);
+    r_.CheckNames(path, arg.substr(prefix), scope_set_, scope_text_, prefix);
   }
 
   const Candidate& c_;
   const CandidateManifest& m_;
   const OperatorSpec& op_;
   FieldReader r_;
-  std::vector<std::string> scope_;
+  std::vector<std::string> scope_;     // params and lets in declaration order, for messages
+  std::set<std::string> scope_set_;    // the same, for lookups
+  std::string scope_text_;             // what expressions may use, for messages
 };
 
 }  // namespace

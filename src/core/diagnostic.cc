@@ -41,4 +41,12 @@ std::string FormatDiagnostics(const Diagnostics& diags) {
   return out;
 }
 
+std::string JoinShown(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < kMaxDiagnosticsShown; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > kMaxDiagnosticsShown)
+    out += ", ... and " + std::to_string(items.size() - kMaxDiagnosticsShown) + " more";
+  return out;
+}
+
 }  // namespace forgek

@@ -211,6 +211,23 @@ bool FieldReader::ExpressionList(const Json& obj, const std::string& obj_path, c
 
 bool FieldReader::CheckNames(const std::string& path, const std::string& text,
                              const std::vector<std::string>& known, const std::string& scope, size_t offset) {
+  return CheckNamesWith(
+      path, text, [&](const std::string& name) { return std::find(known.begin(), known.end(), name) != known.end(); },
+      [&] { return known; }, scope, offset);
+}
+
+bool FieldReader::CheckNames(const std::string& path, const std::string& text, const std::set<std::string>& known,
+                             const std::string& scope, size_t offset) {
+  return CheckNamesWith(
+      path, text, [&](const std::string& name) { return known.count(name) > 0; },
+      [&] { return std::vector<std::string>(known.begin(), known.end()); }, scope, offset);
+}
+
+// `known` is asked for the whole list only when a name is unknown (for the "did you mean" hint).
+bool FieldReader::CheckNamesWith(const std::string& path, const std::string& text,
+                                 const std::function<bool(const std::string&)>& is_known,
+                                 const std::function<std::vector<std::string>()>& known, const std::string& scope,
+                                 size_t offset) {
   Diagnostic d;
   std::unique_ptr<Expr> e = Expr::Parse(text, &d);
   if (!e) {
@@ -219,9 +236,9 @@ bool FieldReader::CheckNames(const std::string& path, const std::string& text,
   }
   bool ok = true;
   for (const std::string& name : e->Names()) {
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (is_known(name)) continue;
     ExprError(path, {"", "", 1, static_cast<int>(NameOffset(text, name)) + 1,
-                     "unknown name '" + name + "'" + DidYouMean(name, known) + "; " + scope},
+                     "unknown name '" + name + "'" + DidYouMean(name, known()) + "; " + scope},
               offset);
     ok = false;
   }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,10 @@ class FieldReader {
   // pointing at the name; `scope` describes `known` for the message ("params are M, N, K").
   bool CheckNames(const std::string& path, const std::string& text, const std::vector<std::string>& known,
                   const std::string& scope, size_t offset = 0);
+  // The same with `known` as a set, for scopes that grow with the input (a candidate's lets): each
+  // name costs a lookup, so checking n lets is n log n rather than n^2.
+  bool CheckNames(const std::string& path, const std::string& text, const std::set<std::string>& known,
+                  const std::string& scope, size_t offset = 0);
 
   // Reports every member of `obj` not in `known`, with a close match when there is one.
   void UnknownMembers(const Json& obj, const std::string& obj_path, const std::vector<std::string>& known);
@@ -71,6 +77,10 @@ class FieldReader {
   void DuplicateKeys();
 
  private:
+  bool CheckNamesWith(const std::string& path, const std::string& text,
+                      const std::function<bool(const std::string&)>& is_known,
+                      const std::function<std::vector<std::string>()>& known, const std::string& scope, size_t offset);
+
   std::string file_;
   const JsonLocator* locator_;
   Diagnostics* diags_;

@@ -3,12 +3,11 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "core/file_read.h"
 #include "core/json_fields.h"
 #include "core/json_parse.h"
 #include "core/suggest.h"
@@ -524,14 +523,11 @@ bool LoadOperator(const std::string& dir, OperatorSpec* out, Diagnostics* diags)
     diags->push_back({file, "", 0, 0, "cannot read the operator definition: it " + not_a_file});
     return false;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    diags->push_back({file, "", 0, 0, "cannot read the file (an operator folder holds operator.json)"});
+  std::string text;
+  if (!ReadFileLimited(file, kJsonMaxBytes, "a JSON file", &text, &not_a_file)) {
+    diags->push_back({file, "", 0, 0, "cannot read the operator definition: " + not_a_file});
     return false;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
   Json root;
   JsonParseError parse_error;
   if (!ParseJsonLimited(text, &root, &parse_error)) {

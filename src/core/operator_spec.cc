@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "core/suggest.h"
 
@@ -65,15 +64,14 @@ namespace {
 
 // The aliases an operator.json declares, read leniently: a broken file has none.
 std::vector<std::string> ReadAliases(const std::string& dir) {
-  std::string why;
-  if (!IsReadableFile((fs::path(dir) / "operator.json").string(), &why)) return {};  // a FIFO would block
-  std::ifstream in(fs::path(dir) / "operator.json", std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text, why;
+  // Not a regular file (a FIFO would block), or larger than any JSON forgek parses: no aliases.
+  if (!ReadFileLimited((fs::path(dir) / "operator.json").string(), kJsonMaxBytes, "a JSON file", &text, &why))
+    return {};
   nlohmann::json j;
   JsonParseError ignored;
   std::vector<std::string> out;
-  if (!ParseJsonLimited(text.str(), &j, &ignored)) return out;
+  if (!ParseJsonLimited(text, &j, &ignored)) return out;
   if (!j.is_object() || !j.contains("aliases") || !j["aliases"].is_array()) return out;
   for (const auto& a : j["aliases"])
     if (a.is_string()) out.push_back(a.get<std::string>());
@@ -115,8 +113,10 @@ bool ResolveOperator(const std::string& root, const std::string& name_or_alias, 
     for (size_t i = 0; i < close.size(); ++i) message += (i ? ", " : "") + close[i];
     message += "?";
   } else if (!dirs.empty()) {
-    message += "; known operators: ";
-    for (size_t i = 0; i < dirs.size(); ++i) message += (i ? ", " : "") + fs::path(dirs[i]).filename().string();
+    // The first names and a count, as every list in a message: 10 000 operators are not 100 KB of error.
+    std::vector<std::string> names;
+    for (const std::string& d : dirs) names.push_back(fs::path(d).filename().string());
+    message += "; known operators: " + JoinShown(names);
   } else {
     message += " (it holds no operator folders)";
   }

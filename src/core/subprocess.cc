@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -42,7 +44,11 @@ bool SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& opts
   std::vector<char*> cargv;
   for (std::string& a : copy) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  int rc = posix_spawn(pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  std::vector<std::string> env_copy = opts.environment;
+  std::vector<char*> cenv;
+  for (std::string& kv : env_copy) cenv.push_back(kv.data());
+  cenv.push_back(nullptr);
+  int rc = posix_spawn(pid, cargv[0], &actions, &attr, cargv.data(), opts.replace_environment ? cenv.data() : environ);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
@@ -57,8 +63,41 @@ int ExitCodeOf(int wait_status) {
   return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
 }
 
+namespace {
+
+// An in-memory file holding `data`, positioned at its start; -1 when one cannot be made.
+int MemoryFileWith(const std::string& data) {
+  int fd = memfd_create("forgek-stdin", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 ProcessOutput RunProcess(const std::vector<std::string>& argv, double timeout_s) {
-  ProcessOutput r;
+  ProcessOptions opts;
+  opts.timeout_s = timeout_s;
+  return RunProcess(argv, opts);
+}
+
+ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions& opts) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  ProcessRun r;
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return r;
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -66,43 +105,74 @@ ProcessOutput RunProcess(const std::vector<std::string>& argv, double timeout_s)
     close(out_pipe[1]);
     return r;
   }
-  SpawnOptions opts;
-  opts.stdout_fd = out_pipe[1];
-  opts.stderr_fd = err_pipe[1];
+  int stdin_fd = -1;
+  if (!opts.stdin_data.empty() && (stdin_fd = MemoryFileWith(opts.stdin_data)) < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    r.exit_code = 127;
+    r.err = std::string("cannot hand the input to ") + argv.front() + ": " + std::strerror(errno);
+    return r;
+  }
+  SpawnOptions spawn;
+  spawn.stdin_fd = stdin_fd;
+  spawn.stdout_fd = out_pipe[1];
+  spawn.stderr_fd = err_pipe[1];
+  spawn.new_process_group = opts.new_process_group;
+  spawn.replace_environment = opts.replace_environment;
+  spawn.environment = opts.environment;
   pid_t pid = -1;
   std::string why;
-  const bool started = SpawnProcess(argv, opts, &pid, &why);
+  const bool started = SpawnProcess(argv, spawn, &pid, &why);
   close(out_pipe[1]);
   close(err_pipe[1]);
+  if (stdin_fd >= 0) close(stdin_fd);
   if (!started) {
     close(out_pipe[0]);
     close(err_pipe[0]);
     r.exit_code = 127;
-    r.err = "cannot start " + argv.front() + ": " + why;
+    r.err = "cannot start " + (argv.empty() ? std::string("nothing") : argv.front()) + ": " + why;
     return r;
   }
   r.started = true;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(opts.timeout_s));
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  char buf[65536];
+  bool killed = false;
+  auto kill_child = [&] {
+    kill(pid, SIGKILL);
+    killed = true;
+  };
+  while (open_fds > 0 && !killed) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
+      kill_child();
       break;
     }
-    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
+    if (opts.should_stop && opts.should_stop()) {
+      r.stopped = true;
+      kill_child();
+      break;
+    }
+    int wait_ms = static_cast<int>(std::min<long long>(left.count(), opts.should_stop ? 50 : left.count()));
+    if (poll(fds, 2, wait_ms) < 0 && errno != EINTR) break;
     for (pollfd& p : fds) {
       if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         close(p.fd);
         p.fd = -1;
         --open_fds;
-      } else {
-        (&p == &fds[0] ? r.out : r.err).append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      std::string& sink = &p == &fds[0] ? r.out : r.err;
+      sink.append(buf, static_cast<size_t>(n));
+      if (opts.max_output_bytes > 0 && sink.size() > opts.max_output_bytes) {
+        r.overflowed = true;
+        kill_child();
+        break;
       }
     }
   }
@@ -112,6 +182,8 @@ ProcessOutput RunProcess(const std::vector<std::string>& argv, double timeout_s)
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   r.exit_code = ExitCodeOf(status);
+  r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }
 

@@ -235,9 +235,8 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
   }
   if (!timed || !has_incumbent)
     return finish(Outcome::correct, "correct on every config; not timed against an incumbent");
-  GeomeanComparison g = CompareOnConfigs(result.configs);
-  result.geomean_speedup = g.speedup;
-  return finish(TimedOutcome(g.direction), g.Summary());
+  JudgeTimed(&result);
+  return finish(result.outcome, result.detail);
 }
 
 bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {

@@ -2,12 +2,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_read.h"
 #include "core/json_parse.h"
 #include "forgek/knowledge.h"
 #include "forgek/paths.h"
@@ -34,10 +33,12 @@ std::vector<fs::path> JsonFiles(const fs::path& dir) {
 }
 
 bool ParseFile(const fs::path& p, json* out, Diagnostics* diags) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ParseJsonLenient(ss.str());
+  std::string text, why;
+  if (!ReadFileLimited(p.string(), kJsonMaxBytes, "a knowledge file (one JSON text)", &text, &why)) {
+    diags->push_back({p.string(), "", 0, 0, "cannot read the knowledge file: " + why});
+    return false;
+  }
+  *out = ParseJsonLenient(text);
   if (out->is_discarded()) {
     diags->push_back({p.string(), "", 0, 0, "not valid JSON"});
     return false;

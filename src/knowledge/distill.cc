@@ -8,6 +8,7 @@
 
 #include "forgek/knowledge.h"
 #include "forgek/verdict.h"
+#include "knowledge/independence.h"
 
 namespace forgek {
 
@@ -26,23 +27,28 @@ bool IsComparison(const EvidenceRecord& e) { return e.kind == "comparison" || e.
 void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord* d) {
   // The effect is the geometric mean of the comparisons' speedups. Its noise is the larger of the
   // propagated noise of that mean (sqrt(sum noise^2) / n, as verdict.h does for a geomean) and the
-  // standard error of the speedups themselves: comparisons that disagree widen the interval.
+  // standard error of the speedups themselves: comparisons that disagree widen the interval. Both
+  // assume independent comparisons, so only those that share no measurement count
+  // (IndependentComparisons); the others stay on record as evidence and count for nothing.
   std::vector<double> logs, noises;
-  int observations = 0;
+  int observations = 0, recorded = 0;
   std::set<std::string> operators;
   d->supporting = 0;
   d->contradicting = 0;
   for (const auto& e : evidence) {
     if (!e.operator_name.empty()) operators.insert(e.operator_name);
-    if (IsComparison(e)) {
-      if (e.speedup <= 0) continue;
-      logs.push_back(std::log(e.speedup));
-      noises.push_back(e.noise);
-      (e.speedup >= 1 ? d->supporting : d->contradicting) += 1;
+    if (IsComparison(e) && e.speedup > 0) {
+      ++recorded;
     } else if (e.kind == "observation") {
       ++observations;
       (e.supports ? d->supporting : d->contradicting) += 1;
     }
+  }
+  for (size_t i : IndependentComparisons(evidence)) {
+    const EvidenceRecord& e = evidence[i];
+    logs.push_back(std::log(e.speedup));
+    noises.push_back(e.noise);
+    (e.speedup >= 1 ? d->supporting : d->contradicting) += 1;
   }
   d->operators.assign(operators.begin(), operators.end());
   const int n = static_cast<int>(logs.size());
@@ -95,6 +101,8 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
   text += " for " + d->scope.category + " on " + d->scope.arch + " (" + d->scope.regime + " shapes): ";
   std::string interval = Fixed(d->effect, 2) + "x [" + Fixed(d->effect_lo, 2) + ", " + Fixed(d->effect_hi, 2) +
                          "] over " + std::to_string(n) + (n == 1 ? " comparison" : " comparisons");
+  if (recorded > n)
+    interval += " (of " + std::to_string(recorded) + " recorded; those sharing a measurement count once)";
   if (d->verdict == "validated")
     text += "helps " + interval;
   else if (d->verdict == "refuted")

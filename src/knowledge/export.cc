@@ -66,7 +66,9 @@ bool ExportStore(Store& store, std::string* json_text, std::string* err) {
     }
     doc[t.name] = std::move(rows);
   }
-  *json_text = doc.dump(1) + "\n";
+  // Rows stored before provider text was made valid UTF-8 (a Latin-1 error page in `exchanges`) may
+  // hold other bytes: they are exported as U+FFFD instead of failing the whole export.
+  *json_text = doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
   return true;
 }
 
@@ -182,12 +184,25 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
             (added ? st.added : st.present)[t.name] += 1;
             if (added && std::string(t.name) == "evidence" && r.contains("decision_id") && r["decision_id"].is_string())
               touched_decisions.insert(r["decision_id"].get<std::string>());
+            // A decision row comes with the verdict, effect and confidence its exporter derived,
+            // perhaps from evidence left out above: it is re-derived from what arrives with it.
+            if (added && std::string(t.name) == "decisions" && r.contains("id") && r["id"].is_string())
+              touched_decisions.insert(r["id"].get<std::string>());
           }
         }
         if (!store_detail::CheckImportReferences(store.handle(), doc, e)) return false;
+        // Every decision the file added or gave evidence is derived again from the evidence the store
+        // now holds for it, and one left with none (it rested on `attempt` evidence alone) is dropped:
+        // schema migration 4's rule, so that an import keeps no verdict that nothing measured.
         for (const auto& id : touched_decisions) {
-          if (!store_detail::RecomputeDecision(store, id, nullptr, e)) return false;
-          ++st.decisions_updated;
+          bool dropped = false;
+          if (!store_detail::RederiveOrDrop(store, id, &dropped, e)) return false;
+          if (!dropped) {
+            ++st.decisions_updated;
+            continue;
+          }
+          ++st.decisions_dropped;
+          if (--st.added["decisions"] <= 0) st.added.erase("decisions");
         }
         return true;
       },

@@ -100,12 +100,9 @@ bool Forget(Store& store, const ForgetQuery& q, std::map<std::string, int>* remo
                     args, &rm, e))
           return false;
         for (const auto& id : touched) {
-          if (!Delete(db, "decisions", "id = ?1 AND NOT EXISTS (SELECT 1 FROM evidence WHERE decision_id = ?1)", {id},
-                      &rm, e))
-            return false;
-          std::set<std::string> still;
-          if (!Collect(db, "SELECT id FROM decisions WHERE id = ?1", {id}, &still, e)) return false;
-          if (!still.empty() && !store_detail::RecomputeDecision(store, id, nullptr, e)) return false;
+          bool dropped = false;
+          if (!store_detail::RederiveOrDrop(store, id, &dropped, e)) return false;
+          rm["decisions"] += dropped ? 1 : 0;
         }
         return true;
       },

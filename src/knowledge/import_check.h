@@ -31,8 +31,9 @@ std::vector<std::string> RequiredImportKeys(const std::string& table);
 
 // The references the schema leaves unenforced, checked once the rows of `doc` are in the store
 // (inside the import's transaction, so "in the store" means "in the file or already held"): a
-// seal's candidate, its parent seal and run, an exchange's run; and seal parents form no cycle.
-// False with `err` naming table[i].field.
+// seal's candidate, the candidates of its dispatch table (metadata_json's `dispatch`, which must
+// have the shape docs/seal-format.md gives), its parent seal and run, an exchange's run; and seal
+// parents form no cycle. False with `err` naming table[i].field.
 bool CheckImportReferences(sqlite3* db, const nlohmann::json& doc, std::string* err);
 
 }  // namespace forgek::store_detail

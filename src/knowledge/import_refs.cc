@@ -1,6 +1,8 @@
-// References between imported rows that the schema does not enforce: seals name a candidate, a parent seal and a run.
+// References between imported rows that the schema does not enforce: seals name a candidate (and, for
+// a dispatch seal, the candidates of its table), a parent seal and a run.
 #include <set>
 
+#include "core/json_parse.h"
 #include "knowledge/import_check.h"
 #include "knowledge/sql.h"
 
@@ -46,6 +48,50 @@ constexpr Reference kReferences[] = {
     {"exchanges", "run_id", "runs", "id", "run"},
 };
 
+// The kernels of a dispatch seal's table (`metadata.dispatch`, docs/seal-format.md) as the run loads
+// them (seal/incumbent.cc): each a stored candidate with its params, or the expert reference, and
+// every table row a config with the index of its kernel. A kernel the store lacks would make the seal
+// one no run can load, so each candidate must be in the file or the store. `where` is
+// "seals[i].metadata_json".
+bool CheckDispatch(sqlite3* db, const std::string& where, const json& row, std::string* err) {
+  auto fail = [&](const std::string& at, const std::string& why) {
+    *err = where + ": " + at + ": " + why;
+    return false;
+  };
+  std::string text = Text(row, "metadata_json");
+  if (text.empty()) return true;
+  json meta = ParseJsonLenient(text);  // its limits and kind were checked with the row
+  if (!meta.is_object() || !meta.contains("dispatch")) return true;
+  const json& d = meta["dispatch"];
+  if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
+      !d["table"].is_array())
+    return fail("dispatch", "expected an object with arrays \"kernels\" and \"table\"");
+  const json& kernels = d["kernels"];
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const json& kernel = kernels[k];
+    const std::string at = "dispatch.kernels[" + std::to_string(k) + "]";
+    if (kernel.is_object() && kernel.contains("reference")) continue;
+    if (!kernel.is_object() || !kernel.contains("candidate") || !kernel["candidate"].is_string() ||
+        kernel["candidate"].get<std::string>().empty() || !kernel.contains("params") || !kernel["params"].is_object())
+      return fail(at, "needs \"candidate\" (a hash) and \"params\" (an object), or \"reference\"");
+    const std::string hash = kernel["candidate"].get<std::string>();
+    bool found = false;
+    if (!Holds(db, "candidates", "hash", hash, &found, err)) return false;
+    if (!found)
+      return fail(at + ".candidate",
+                  "names candidate \"" + hash.substr(0, 64) + "\", which is neither in the file nor in the store");
+  }
+  const json& table = d["table"];
+  for (size_t i = 0; i < table.size(); ++i) {
+    const json& r = table[i];
+    if (!r.is_object() || !r.contains("config") || !r["config"].is_string() || !r.contains("kernel") ||
+        !r["kernel"].is_number_unsigned() || r["kernel"].get<size_t>() >= kernels.size())
+      return fail("dispatch.table[" + std::to_string(i) + "]",
+                  "needs \"config\" (a name) and \"kernel\" (an index into kernels)");
+  }
+  return true;
+}
+
 }  // namespace
 
 bool CheckImportReferences(sqlite3* db, const json& doc, std::string* err) {
@@ -63,6 +109,12 @@ bool CheckImportReferences(sqlite3* db, const json& doc, std::string* err) {
         return false;
       }
     }
+  }
+  // The candidates of a dispatch seal's table, like its own candidate.
+  if (doc.contains("seals") && doc["seals"].is_array()) {
+    const json& seals = doc["seals"];
+    for (size_t i = 0; i < seals.size(); ++i)
+      if (!CheckDispatch(db, "seals[" + std::to_string(i) + "].metadata_json", seals[i], err)) return false;
   }
   // Parent chains end: each seal of the file is followed up its parents, in the store as it now is.
   if (doc.contains("seals") && doc["seals"].is_array()) {

@@ -92,6 +92,8 @@ UPDATE attempts SET outcome = 'compiled' WHERE outcome = 'slower' AND detail LIK
       // hypotheses on the whole mechanism; decisions left with nothing are dropped. The tables are rebuilt
       // (evidence first, so that dropping the old decisions cascades into nothing); attempts, candidates,
       // observations and seals are untouched, and runs re-derive comparisons from new attempts.
+      // Imports and `knowledge forget` apply the same rule to the decisions they change, at the schema of
+      // the day (store_detail::RederiveOrDrop): no evidence left, no decision; observations alone, a hypothesis.
       R"sql(
 CREATE TABLE decisions_v4 (
   id TEXT PRIMARY KEY, arch TEXT NOT NULL, category TEXT NOT NULL, regime TEXT NOT NULL, mechanism TEXT NOT NULL,
@@ -155,6 +157,14 @@ bool MigrateTo(sqlite3* db, int target, std::string* err) {
       return false;
     }
     if (version >= target) return sql::Exec(db, "COMMIT", err);
+    // Migration `version` takes the file to version+1; a version outside the list names none (Store::Open
+    // refuses such files first, this keeps any other caller from reading past the list).
+    if (version < 0 || version >= LatestVersion()) {
+      sql::Exec(db, "ROLLBACK", nullptr);
+      if (err) *err = "schema version " + std::to_string(version) + " is not one forgek knows (1 to " +
+                      std::to_string(LatestVersion()) + ")";
+      return false;
+    }
     std::string step = Migrations()[static_cast<size_t>(version)];
     step += "PRAGMA user_version = " + std::to_string(version + 1) + ";";
     if (version == 0) step += "PRAGMA application_id = " + std::to_string(kApplicationId) + ";";

@@ -2,9 +2,11 @@
 #include "forgek/store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <ctime>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -43,10 +45,10 @@ bool PragmaInt(sqlite3* db, const char* pragma, int64_t* v, std::string* err) {
 }
 
 // Why a store that opened cannot be read: a folder or file it may not write (WAL needs the -shm
-// file beside it), a lock held by another process, or damage.
-std::string UnreadableStore(sqlite3* db, const std::string& path) {
-  std::string why = sqlite3_errmsg(db);
-  const char* kind = sql::ErrorKind(sqlite3_extended_errcode(db));
+// file beside it), a lock held by another process, or damage. `rc` and `why` are SQLite's code and
+// message as the failing statement left them (a later statement would reset them to "not an error").
+std::string UnreadableStore(const std::string& path, int rc, const std::string& why) {
+  const char* kind = sql::ErrorKind(rc);
   std::string k = kind ? kind : "";
   if (k == "not writable")
     return "cannot read knowledge store " + path + ": the file or its folder is not writable by this user (a store "
@@ -54,6 +56,61 @@ std::string UnreadableStore(sqlite3* db, const std::string& path) {
   if (k == "locked") return "knowledge store " + path + " is locked by another process: " + why;
   if (k == "unreadable" || k == "full") return "cannot read knowledge store " + path + " (I/O error): " + why;
   return "knowledge store " + path + " is corrupt or not a store: " + why;
+}
+
+// The ids, version and table count of an open store, read in one transaction: another process may
+// be creating the store right now (its first migration), and three separate reads could see the ids
+// before and the tables after it. On failure *rc and *why hold the failing statement's error.
+bool ReadHeader(sqlite3* db, int64_t* app_id, int64_t* version, int64_t* tables, int* rc, std::string* why) {
+  auto failed = [&] {
+    *rc = sqlite3_extended_errcode(db);
+    *why = sqlite3_errmsg(db);
+    sql::Exec(db, "ROLLBACK", nullptr);
+    return false;
+  };
+  if (!sql::Exec(db, "BEGIN", why)) return failed();
+  if (!PragmaInt(db, "PRAGMA application_id", app_id, why) || !PragmaInt(db, "PRAGMA user_version", version, why))
+    return failed();
+  sql::Stmt count(db, "SELECT count(*) FROM sqlite_schema");
+  bool row = false;
+  if (!count.Step(&row, why)) return failed();
+  *tables = count.Int(0);
+  sql::Exec(db, "COMMIT", nullptr);
+  return true;
+}
+
+// A WAL store is read through its -shm file, which SQLite creates beside it; in a folder this user
+// may not write (a store shared read-only, a read-only mount) it cannot, and reading fails with one
+// of these codes although the store is healthy.
+bool CannotCreateShm(int rc, const std::string& path) {
+  const int primary = rc & 0xff;
+  if (primary != SQLITE_READONLY && primary != SQLITE_CANTOPEN) return false;
+  fs::path folder = fs::absolute(fs::path(path)).parent_path();
+  return access(folder.c_str(), W_OK) != 0;
+}
+
+// The -wal file beside `path` holds transactions not yet copied into the store file.
+bool HasPendingWal(const std::string& path) {
+  std::error_code ec;
+  auto size = fs::file_size(path + "-wal", ec);
+  return !ec && size > 0;
+}
+
+// `path` as an SQLite URI opening it immutable: no -shm, no locks, the file as it is. Bytes outside
+// the unreserved set are percent-encoded so that '?', '#' and '%' in a folder name stay part of it.
+std::string ImmutableUri(const std::string& path) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char c : fs::absolute(fs::path(path)).string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  return uri + "?immutable=1";
 }
 
 // Every table and column of a store at the latest schema, read once from an in-memory store built
@@ -139,9 +196,12 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
     if (!HasSqliteHeader(path, &empty) && !empty)
       return fail(path + " is not a forgek knowledge store (not an SQLite database); it was left untouched");
   } else {
+    // New folders are this user's alone (0700): the default store's folder is refused later when
+    // others may write it, and a store's incumbents are trusted.
     fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::create_directories(parent, ec) && ec)
-      return fail("cannot create the folder of knowledge store " + path + ": " + ec.message());
+    std::string why;
+    if (!parent.empty() && !CreatePrivateDirs(parent.string(), &why))
+      return fail("cannot create the folder of knowledge store " + path + ": " + why);
   }
 
   int flags = mode == StoreMode::read_only ? SQLITE_OPEN_READONLY
@@ -154,31 +214,42 @@ bool Store::Open(const std::string& path, std::string* err, StoreMode mode) {
 
   std::string why;
   int64_t app_id = 0, version = 0, tables = 0;
-  {
-    // One read transaction: another process may be creating the store right now (its first
-    // migration), and three separate reads could see the ids before and the tables after it.
-    if (!sql::Exec(db_, "BEGIN", &why)) return fail(UnreadableStore(db_, path));
-    bool read = PragmaInt(db_, "PRAGMA application_id", &app_id, &why) &&
-                PragmaInt(db_, "PRAGMA user_version", &version, &why);
-    if (read) {
-      sql::Stmt count(db_, "SELECT count(*) FROM sqlite_schema");
-      bool row = false;
-      read = count.Step(&row, &why);
-      if (read) tables = count.Int(0);
+  int rc = SQLITE_OK;
+  if (!ReadHeader(db_, &app_id, &version, &tables, &rc, &why)) {
+    // A read-only command on a healthy store in a folder it may not write: with no transactions
+    // waiting in a -wal file the store file is complete, and is read as it is (immutable). Only a
+    // command that reads may do this; a writer must be able to create the -wal file anyway.
+    if (mode != StoreMode::read_only || !CannotCreateShm(rc, path)) return fail(UnreadableStore(path, rc, why));
+    if (HasPendingWal(path))
+      return fail("cannot read knowledge store " + path + ": its folder is not writable by this user, and its -wal "
+                  "file holds changes not yet in the store file, which SQLite can only read with a -shm file beside "
+                  "it; run a writing forgek command on it as a user who may write the folder (that folds the changes "
+                  "in), or copy the store with its -wal file to a writable folder. The store is not damaged.");
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    const int immutable_flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX;
+    if (sqlite3_open_v2(ImmutableUri(path).c_str(), &db_, immutable_flags, nullptr) != SQLITE_OK) {
+      std::string open_why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      return fail("cannot open knowledge store " + path + " read-only: " + open_why);
     }
-    sql::Exec(db_, "COMMIT", nullptr);
-    if (!read) return fail(UnreadableStore(db_, path));
+    if (!ReadHeader(db_, &app_id, &version, &tables, &rc, &why)) return fail(UnreadableStore(path, rc, why));
   }
   if ((app_id != 0 && app_id != schema::kApplicationId) || (app_id == 0 && (version != 0 || tables != 0)))
     return fail(path + " is an SQLite database of another program, not a forgek knowledge store; it was left untouched");
   int latest = schema::LatestVersion();
+  // forgek writes versions 1 up; a negative one (user_version is any 32-bit integer) names no
+  // migration, so it is refused here for reading and writing alike, before a migration would index by it.
+  if (version < 0)
+    return fail("knowledge store " + path + " has schema version " + std::to_string(version) +
+                ", which no forgek writes: the file is corrupt or not a forgek store; it was left untouched");
   if (version > latest)
     return fail("knowledge store " + path + " has schema version " + std::to_string(version) +
                 ", newer than this forgek understands (" + std::to_string(latest) + "); use a newer forgek");
   {
     sql::Stmt check(db_, "PRAGMA quick_check");
     bool row = false;
-    if (!check.Step(&row, &why)) return fail(UnreadableStore(db_, path));
+    if (!check.Step(&row, &why))
+      return fail(UnreadableStore(path, sqlite3_extended_errcode(db_), sqlite3_errmsg(db_)));
     if (row && check.Text(0) != "ok")
       return fail("knowledge store " + path + " is corrupt: " + check.Text(0) + "; it was left untouched");
   }

@@ -29,4 +29,10 @@ bool ProfileFromJson(const nlohmann::json& j, KernelProfile* p, std::string* err
 // Loads the decision's evidence, derives its state (DeriveDecision) and writes it back.
 bool RecomputeDecision(Store& store, const std::string& decision_id, DecisionRecord* out, std::string* err);
 
+// Schema migration 4's rule (knowledge/schema.cc) for a decision whose evidence changed by other
+// means than new measurements (an import that left out `attempt` evidence, a forgotten operator):
+// with no evidence left it is deleted (*dropped), else re-derived from what is left, so that expert
+// observations alone make a hypothesis again. A decision the store does not hold is left alone.
+bool RederiveOrDrop(Store& store, const std::string& decision_id, bool* dropped, std::string* err);
+
 }  // namespace forgek::store_detail

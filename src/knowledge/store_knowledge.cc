@@ -124,6 +124,23 @@ bool RecomputeDecision(Store& store, const std::string& decision_id, DecisionRec
   return true;
 }
 
+bool RederiveOrDrop(Store& store, const std::string& decision_id, bool* dropped, std::string* err) {
+  *dropped = false;
+  sql::Stmt drop(store.handle(),
+                 "DELETE FROM decisions WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM evidence WHERE decision_id = ?1)");
+  drop.Bind(1, decision_id);
+  if (!drop.Run(err)) return false;
+  if (sqlite3_changes(store.handle()) > 0) {
+    *dropped = true;
+    return true;
+  }
+  bool found = false;
+  sql::Stmt held(store.handle(), "SELECT 1 FROM decisions WHERE id = ?1");
+  held.Bind(1, decision_id);
+  if (!held.Step(&found, err)) return false;
+  return !found || RecomputeDecision(store, decision_id, nullptr, err);
+}
+
 }  // namespace store_detail
 
 bool Store::AddProfile(ProfileRecord* p, std::string* err) {

@@ -120,4 +120,53 @@ bool HeadroomFromStore(Store& store, const std::string& op, const std::string& a
   return true;
 }
 
+bool BenchSolFromJson(const std::string& text, std::map<std::string, double>* out, std::string* err) {
+  out->clear();
+  nlohmann::json j = ParseJsonLenient(text);
+  if (!j.is_object() || !j.contains("rows") || !j["rows"].is_array()) {
+    *err = "expected the JSON of `forgek --json ops bench` (an object with \"rows\")";
+    return false;
+  }
+  std::map<std::string, std::vector<double>> sol;
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    const nlohmann::json& row = j["rows"][i];
+    if (!row.is_object() || !row.contains("operator") || !row["operator"].is_string()) {
+      *err = "rows[" + std::to_string(i) + "].operator is not a string";
+      return false;
+    }
+    if (!row.contains("sol_pct") || !row["sol_pct"].is_number() || row["sol_pct"].get<double>() <= 0) continue;
+    sol[row["operator"].get<std::string>()].push_back(row["sol_pct"].get<double>());
+  }
+  for (const auto& [op, values] : sol) (*out)[op] = GeomeanSol(values);
+  return true;
+}
+
+bool SplitBatchTime(Store& store, const std::vector<std::string>& ops, const std::string& arch, double total_s,
+                    double floor_s, const std::map<std::string, double>& bench_sol_pct, std::vector<BudgetShare>* out,
+                    std::string* err) {
+  out->clear();
+  if (total_s <= 0) return true;
+  std::vector<OperatorHeadroom> headroom;
+  for (const std::string& op : ops) {
+    auto bench = bench_sol_pct.find(op);
+    OperatorHeadroom h;
+    if (!HeadroomFromStore(store, op, arch, bench == bench_sol_pct.end() ? -1 : bench->second, &h, err)) return false;
+    headroom.push_back(std::move(h));
+  }
+  *out = SplitBudget(headroom, total_s, floor_s);
+  return true;
+}
+
+BatchRunBudget RunBudgetOf(const std::vector<BudgetShare>& shares, const std::string& op, int iterations,
+                           bool iterations_given) {
+  BatchRunBudget b;
+  b.iterations = iterations;
+  for (const BudgetShare& s : shares) {
+    if (s.op != op) continue;
+    b.time_s = std::max(1LL, static_cast<long long>(s.seconds + 0.5));  // 0 would mean no budget at all
+    if (!iterations_given) b.iterations = 0;
+  }
+  return b;
+}
+
 }  // namespace forgek

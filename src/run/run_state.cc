@@ -16,6 +16,8 @@
 #include "forgek/store.h"
 #include "forgek/verdict.h"
 #include "run/ablation.h"
+#include "run/incumbent_view.h"
+#include "run/resume_history.h"
 #include "core/json_parse.h"
 
 namespace forgek {
@@ -49,6 +51,17 @@ std::vector<Candidate> LoadFamilies(const OperatorSpec& op, const std::string& a
 }
 
 std::string FamilyOf(const Proposal& p) { return p.family; }
+
+// Why a timed attempt is `slower` although its geomean may be faster: the configs slower beyond
+// noise, named (" (geomean; slower on large 0.812x)"); "" for an attempt that is not slower.
+std::string SlowerConfigsText(const AttemptSummary& a) {
+  if (a.outcome != Outcome::slower) return "";
+  std::string configs;
+  for (const ConfigTime& c : a.configs)
+    if (c.verdict == DirectionName(Direction::slower) && c.candidate_us > 0)
+      configs += (configs.empty() ? "" : ", ") + c.config + " " + Fmt3(c.incumbent_us / c.candidate_us) + "x";
+  return configs.empty() ? "" : " (geomean; slower on " + configs + ")";
+}
 
 // Why a run that reached its end failed, "" when it did not: the agent gave up (the stop reason
 // says why), or a --compile-only run tried candidates and not one compiled.
@@ -150,6 +163,9 @@ bool RunState::Begin(std::string* err) {
     }
   }
   summary_->incumbent = incumbent_.label;
+  // A dispatch incumbent is shown to the agent config by config: each is timed against its own.
+  if (!DescribeDispatchIncumbent(incumbent_, expert_, ConfigNames(), services_.store, &incumbent_dispatch_, err))
+    return false;
 
   // Analyse the incumbent: what the hardware shows about it becomes observations and hypotheses.
   if (services_.evaluator && !opts_.compile_only) {
@@ -209,25 +225,14 @@ bool RunState::Begin(std::string* err) {
                opts_.arch;
         return false;
       }
-      std::vector<AttemptRecord> attempts;
-      if (!services_.store->ListAttempts(run.id, &attempts, err)) return false;
-      for (const AttemptRecord& rec : attempts) {
-        CandidateRecord cand;
-        bool have = false;
-        if (!services_.store->GetCandidate(rec.candidate_hash, &cand, &have, err)) return false;
-        AttemptSummary a;
-        a.iteration = rec.iteration;
-        a.candidate_hash = rec.candidate_hash;
-        a.outcome = rec.outcome;
-        a.feedback = rec.detail;
-        a.geomean_speedup = rec.geomean_speedup;
-        if (have) {
-          a.family = cand.family;
-          std::string perr;
-          if (!ParseParamsJson(cand.params_json, &a.params, &perr)) Degrade("resume", "attempt " + rec.id + ": " + perr);
-        }
-        history_.push_back(std::move(a));
-      }
+      // The history as the run had it (sources, times, mechanisms, analyses): the agent offers the
+      // same parents as if the run had never stopped.
+      ResumeSource from{services_.store, &op_, opts_.arch, device_, &kb_};
+      std::vector<std::string> notes;
+      if (!LoadResumedHistory(from, run.id, &history_, &notes, err)) return false;
+      for (const std::string& note : notes) Degrade("resume", note);
+      for (const AttemptSummary& a : history_)
+        if (OutcomeTimed(a.outcome)) history_best_ = std::max(history_best_, a.geomean_speedup);
       run_id_ = run.id;
       spdlog::info("resuming run {} with {} earlier attempts", run_id_, history_.size());
     } else {
@@ -297,6 +302,7 @@ ProposalContext RunState::Context() {
   ctx.prior_results = prior_results_;
   ctx.families = families_;
   ctx.incumbent_source = incumbent_.has_source ? &incumbent_.source : nullptr;
+  ctx.incumbent_dispatch = incumbent_dispatch_;
   if (services_.store) {
     std::string err;
     RetrievalScope scope{opts_.arch, op_.category, op_.name, regimes_};
@@ -558,7 +564,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     const bool new_best = Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
     if (Timed(result.outcome)) {
       KernelUnderTest kernel;
-      kernel.label = "attempt " + std::to_string(a.iteration);
+      kernel.label = "attempt " + std::to_string(a.iteration + 1);
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
@@ -567,11 +573,14 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     }
     if (new_best || result.outcome == Outcome::faster) {
       KernelUnderTest kernel;
-      kernel.label = "attempt " + std::to_string(a.iteration);
+      kernel.label = "attempt " + std::to_string(a.iteration + 1);
       kernel.cubin = compiled.cubin;
       kernel.manifest = p.candidate.manifest;
       kernel.params = p.params;
-      if (new_best) a.bottleneck = ProfileCandidate(e.evaluator, kernel, a.candidate_hash);
+      // Profiled for the agent when it beats every attempt of the run, those before a --resume
+      // included (as in the run had it not stopped).
+      if (new_best && result.geomean_speedup > history_best_)
+        a.bottleneck = ProfileCandidate(e.evaluator, kernel, a.candidate_hash);
       Best candidate{p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration};
       if (new_best) {
         have_best_ = true;
@@ -605,10 +614,14 @@ void RunState::Progress(const AttemptSummary& a) {
                      (opts_.iterations > 0 ? "/" + std::to_string(opts_.iterations) : "") + " | " + OutcomeName(a.outcome);
   // A compile-only run times nothing: no speedup, no best, only what compiled.
   if (!opts_.compile_only) {
-    if (Timed(a.outcome)) line += " " + Fmt3(a.geomean_speedup) + "x";
+    if (Timed(a.outcome)) line += " " + Fmt3(a.geomean_speedup) + "x" + SlowerConfigsText(a);
     line += " | best " + Fmt3(have_best_ ? best_.result.geomean_speedup : 0) + "x vs incumbent";
   }
   line += " |" + counts;
+  // How the agent proposes now, when it departs from its usual way (a model out of ideas whose
+  // families the search tunes).
+  std::string note = services_.agent->Note();
+  if (!note.empty()) line += " | " + note;
   services_.progress(line);
 }
 
@@ -875,11 +888,18 @@ bool RunState::SealDispatch(std::string* err) {
   Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
   std::string words;
   summary_->dispatch.clear();
+  // Each row with the mechanisms of the kernel that serves it: the incumbent's own (none for a
+  // library reference) where it keeps a config.
+  auto mechanisms_of = [&](int candidate, const std::string& config) {
+    return candidate >= 0 ? measured_[candidate].proposal.candidate.manifest.mechanisms
+                          : incumbent_.For(config).manifest.mechanisms;
+  };
   for (const DispatchChoice& c : d.configs) {
     words += (words.empty() ? "" : "; ") + c.config + ": " + c.reason;
-    summary_->dispatch.push_back({c.config, KernelText(c.candidate), c.reason});
+    summary_->dispatch.push_back({c.config, KernelText(c.candidate), c.reason, mechanisms_of(c.candidate, c.config)});
   }
-  summary_->dispatch.push_back({"(other shapes)", KernelText(d.fallback), d.fallback_reason});
+  summary_->dispatch.push_back(
+      {"(other shapes)", KernelText(d.fallback), d.fallback_reason, mechanisms_of(d.fallback, "")});
   std::string& reason = summary_->seal_reason;
   reason += (reason.empty() ? "" : "; ") + std::string("per config: ") + words;
   if (!d.AnyCandidate()) {
@@ -959,16 +979,23 @@ std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTe
     spdlog::warn("new best {} not profiled: {}", hash.substr(0, 8), err);
     return "";
   }
-  std::vector<Observation> all;
-  for (KernelProfile& prof : profiles) {
-    prof.label = "candidate:" + hash;
-    std::vector<Observation> obs = AnalyzeProfile(services_.store, kb_, op_, opts_.arch, device_, prof);
-    all.insert(all.end(), obs.begin(), obs.end());
+  // Kept in the store, so that a resumed run shows its agent the same analysis of this attempt.
+  for (KernelProfile prof : profiles) {
+    if (!services_.store) break;
+    ProfileRecord rec;
+    rec.operator_name = op_.name;
+    rec.arch = opts_.arch;
+    rec.subject = CandidateSubject(hash);
+    prof.label = rec.subject;
+    rec.profile = std::move(prof);
+    if (!services_.store->AddProfile(&rec, &err))
+      spdlog::warn("the profile of new best {} on {} not recorded: {}", hash.substr(0, 8), rec.profile.config, err);
   }
-  return RenderObservations(all);
+  return CandidateAnalysis(services_.store, kb_, op_, opts_.arch, device_, std::move(profiles), hash);
 }
 
 void RunState::FillSpendAndLineage() {
+  summary_->agent_note = services_.agent->Note();
   summary_->spend = services_.agent->Spent();
   summary_->cost_per_attempt = summary_->attempts ? summary_->spend.cost_usd / summary_->attempts : 0;
   summary_->cost_per_improvement = summary_->improvements ? summary_->spend.cost_usd / summary_->improvements : 0;
@@ -1011,6 +1038,7 @@ bool RunState::CloseRun(const std::string& status, std::string* err) {
                       {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
                       {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
   if (!summary_->error.empty()) j["error"] = summary_->error;
+  if (!summary_->agent_note.empty()) j["agent_note"] = summary_->agent_note;
   if (summary_->spend.requests > 0) {
     nlohmann::json per_attempt = nlohmann::json::array();
     for (const AttemptSummary& a : history_)

@@ -127,9 +127,11 @@ class RunState {
   static constexpr size_t kPriorResults = 8;
   std::vector<PriorResult> prior_results_;
   std::string incumbent_summary_;
+  std::vector<IncumbentServer> incumbent_dispatch_;  // a dispatch incumbent: what serves each config
   std::string device_, driver_;
   std::string run_id_;
   std::vector<AttemptSummary> history_;
+  double history_best_ = 0;  // the best geomean among the attempts a resumed run restored
   std::map<std::string, int> iteration_of_;  // candidate hash -> its first attempt in this run
   static constexpr size_t kInventedFamilies = 4;
   std::vector<std::string> regimes_;  // shape regimes of the configs this run serves

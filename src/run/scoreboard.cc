@@ -22,10 +22,21 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-// The first clause of a seal reason: "not sealed: no candidate beat ..." without the per-config list.
+// A seal reason without its per-config list ("not sealed: no candidate beat ..."), but with what
+// follows the list: why the dispatch assembled from it was not sealed.
 std::string ShortReason(const std::string& reason) {
   size_t cut = reason.find("; per config");
-  return cut == std::string::npos ? reason : reason.substr(0, cut);
+  if (cut == std::string::npos) return reason;
+  size_t dispatch = reason.find("; the dispatch", cut);
+  return reason.substr(0, cut) + (dispatch == std::string::npos ? "" : reason.substr(dispatch));
+}
+
+std::vector<std::string> Strings(const nlohmann::json& j) {
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const nlohmann::json& m : j)
+      if (m.is_string()) out.push_back(m.get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -49,9 +60,7 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
     }
     const std::string seal = s.contains("seal") && s["seal"].is_string() ? s["seal"].get<std::string>() : "";
     std::vector<std::string> mechanisms;
-    if (!seal.empty() && s.contains("sealed_mechanisms") && s["sealed_mechanisms"].is_array())
-      for (const nlohmann::json& m : s["sealed_mechanisms"])
-        if (m.is_string()) mechanisms.push_back(m.get<std::string>());
+    if (!seal.empty() && s.contains("sealed_mechanisms")) mechanisms = Strings(s["sealed_mechanisms"]);
     for (const nlohmann::json& c : s["configs"]) {
       ScoreboardRow row;
       row.op = r.op;
@@ -64,10 +73,19 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
         row.speedup = c.value("speedup_vs_expert", 0.0);
         row.sol_pct = c.value("best_sol_pct", 0.0);
         row.kernel = s.value("sealed_kernel", std::string());
-        if (s.contains("dispatch") && s["dispatch"].is_array())
-          for (const nlohmann::json& d : s["dispatch"])
-            if (d.value("config", std::string()) == row.config) row.kernel = d.value("kernel", std::string());
         row.mechanisms = mechanisms;
+        // A dispatch: the kernel serving this config, with its own mechanisms (none where the
+        // incumbent, such as the expert reference, serves it; summaries written before rows
+        // carried mechanisms say only that much).
+        if (s.contains("dispatch") && s["dispatch"].is_array())
+          for (const nlohmann::json& d : s["dispatch"]) {
+            if (!d.is_object() || d.value("config", std::string()) != row.config) continue;
+            row.kernel = d.value("kernel", std::string());
+            if (d.contains("mechanisms"))
+              row.mechanisms = Strings(d["mechanisms"]);
+            else if (row.kernel.rfind("incumbent", 0) == 0)
+              row.mechanisms.clear();
+          }
       } else {
         // The incumbent serves it: on an empty store, the expert reference.
         row.sealed_us = c.value("incumbent_us", 0.0);

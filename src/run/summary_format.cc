@@ -33,10 +33,13 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
                 s.wall_s, stop.c_str(), counts.c_str());
+  if (!s.agent_note.empty()) out += "agent: " + s.agent_note + "\n";
   if (s.best_iteration >= 0) {
     std::string params;
     for (const auto& [k, v] : s.best_params) params += Printf("%s%s=%lld", params.empty() ? "" : ",", k.c_str(), static_cast<long long>(v));
-    out += Printf("best: attempt %d, %s [%s], %.3fx vs incumbent, %.3fx vs expert\n", s.best_iteration,
+    // Attempts are numbered from 1 wherever a person reads them (the JSON keeps the store's 0-based
+    // iteration).
+    out += Printf("best: attempt %d, %s [%s], %.3fx vs incumbent, %.3fx vs expert\n", s.best_iteration + 1,
                   s.best_family.empty() ? "free-form" : s.best_family.c_str(), params.c_str(), s.best_speedup,
                   s.best_speedup_vs_expert);
   }
@@ -56,10 +59,10 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   if (!s.lineage.empty()) {
     out += "lineage of the best (attempt: parent -> child, what changed, the effect):\n";
     for (const LineageStep& l : s.lineage) {
-      std::string from = l.parent_iteration < 0 ? std::string("new") : Printf("attempt %d (%.3fx)", l.parent_iteration, l.parent_speedup);
+      std::string from = l.parent_iteration < 0 ? std::string("new") : Printf("attempt %d (%.3fx)", l.parent_iteration + 1, l.parent_speedup);
       std::string change = l.change.empty() ? "" : ": " + l.change;
       if (change.size() > 160) change = change.substr(0, 157) + "...";
-      out += Printf("  %s -> attempt %d %s %.3fx", from.c_str(), l.iteration, l.outcome.c_str(), l.speedup);
+      out += Printf("  %s -> attempt %d %s %.3fx", from.c_str(), l.iteration + 1, l.outcome.c_str(), l.speedup);
       if (l.parent_iteration >= 0 && l.parent_speedup > 0) out += Printf(" (%+.1f%%)", 100.0 * (l.speedup / l.parent_speedup - 1));
       out += change + "\n";
     }
@@ -112,7 +115,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"cost_usd", l.cost_usd}});
   nlohmann::json dispatch = nlohmann::json::array();
   for (const DispatchRow& d : s.dispatch)
-    dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}});
+    dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}, {"mechanisms", d.mechanisms}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
   nlohmann::json degraded = nlohmann::json::array();
@@ -124,6 +127,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"agent", s.agent},
                       {"incumbent", s.incumbent},
                       {"stop_reason", s.stop_reason},
+                      {"agent_note", s.agent_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.agent_note)},
                       {"status", s.status},
                       {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
                       {"attempts", s.attempts},

@@ -115,12 +115,7 @@ EvalResult MergeResults(const std::vector<EvalResult>& parts, const std::vector<
         break;
       }
   if (!merged.detail.empty()) return merged;
-  std::vector<double> speedups;
-  for (const ConfigResult& c : merged.configs) speedups.push_back(c.speedup);
-  merged.geomean_speedup = Geomean(speedups);
-  GeomeanComparison g = CompareOnConfigs(merged.configs);
-  merged.outcome = TimedOutcome(g.direction);
-  merged.detail = g.Summary();
+  JudgeTimed(&merged);  // as the evaluator ends one evaluation of every config
   return merged;
 }
 

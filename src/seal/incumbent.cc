@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -84,14 +85,29 @@ bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& co
   return true;
 }
 
-bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
-                         std::map<std::string, DispatchKernel>* per_config, std::set<std::string>* reference_configs,
-                         std::string* err) {
-  per_config->clear();
-  reference_configs->clear();
+namespace {
+
+// One kernel of a dispatch seal's table as its metadata names it, before it is looked up or compiled.
+struct DispatchEntry {
+  bool reference = false;
+  std::string candidate_hash, params_json, cubin_sha256, family;
+};
+
+// A seal's dispatch table (metadata.dispatch, docs/seal-format.md), read but not yet loaded.
+struct DispatchTable {
+  std::vector<DispatchEntry> kernels;
+  std::vector<std::pair<std::string, size_t>> rows;  // config -> index into kernels
+};
+
+std::string DispatchWhere(const SealRecord& seal) { return "seal " + seal.id + " metadata dispatch"; }
+
+// False with `err` naming the entry when the table is not of the documented shape; a seal without
+// one leaves `table` empty.
+bool ReadDispatchTable(const SealRecord& seal, DispatchTable* table, std::string* err) {
+  *table = DispatchTable{};
   nlohmann::json meta = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
   if (!meta.is_object() || !meta.contains("dispatch")) return true;
-  const std::string where = "seal " + seal.id + " metadata dispatch";
+  const std::string where = DispatchWhere(seal);
   const nlohmann::json& d = meta["dispatch"];
   if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
       !d["table"].is_array()) {
@@ -99,8 +115,6 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
     return false;
   }
   const nlohmann::json& kernels = d["kernels"];
-  std::vector<DispatchKernel> compiled(kernels.size());
-  std::vector<bool> is_reference(kernels.size(), false);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const nlohmann::json& k = kernels[i];
     const std::string at = where + ".kernels[" + std::to_string(i) + "]";
@@ -108,19 +122,70 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
       *err = at + ": not an object";
       return false;
     }
+    DispatchEntry entry;
     if (k.contains("reference")) {
-      is_reference[i] = true;
+      entry.reference = true;
+      table->kernels.push_back(entry);
       continue;
     }
     if (!k.contains("candidate") || !k["candidate"].is_string() || !k.contains("params") || !k["params"].is_object()) {
       *err = at + ": needs \"candidate\" (a hash) and \"params\" (an object), or \"reference\"";
       return false;
     }
+    entry.candidate_hash = k["candidate"].get<std::string>();
+    entry.params_json = k["params"].dump();
+    // Optional text fields; json::value would throw on another type.
+    auto text = [&](const char* field) {
+      auto it = k.find(field);
+      return it != k.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    entry.cubin_sha256 = text("cubin_sha256");
+    entry.family = text("family");
+    table->kernels.push_back(std::move(entry));
+  }
+  for (size_t i = 0; i < d["table"].size(); ++i) {
+    const nlohmann::json& row = d["table"][i];
+    const std::string at = where + ".table[" + std::to_string(i) + "]";
+    if (!row.is_object() || !row.contains("config") || !row["config"].is_string() || !row.contains("kernel") ||
+        !row["kernel"].is_number_unsigned() || row["kernel"].get<size_t>() >= kernels.size()) {
+      *err = at + ": needs \"config\" (a name) and \"kernel\" (an index into kernels)";
+      return false;
+    }
+    table->rows.emplace_back(row["config"].get<std::string>(), row["kernel"].get<size_t>());
+  }
+  return true;
+}
+
+// The first kernel of `table` whose candidate the store does not hold: its index in *missing, or
+// table.kernels.size() when the store holds them all.
+bool FindMissingCandidate(const DispatchTable& table, Store& store, size_t* missing, std::string* err) {
+  for (*missing = 0; *missing < table.kernels.size(); ++*missing) {
+    const DispatchEntry& e = table.kernels[*missing];
+    if (e.reference) continue;
+    CandidateRecord cand;
+    bool have = false;
+    if (!store.GetCandidate(e.candidate_hash, &cand, &have, err)) return false;
+    if (!have) return true;
+  }
+  return true;
+}
+
+// Compiles the kernels of a table whose candidates the store holds.
+bool CompileDispatchTable(const SealRecord& seal, const DispatchTable& table, const std::string& arch, Store& store,
+                          Compiler& compiler, std::map<std::string, DispatchKernel>* per_config,
+                          std::set<std::string>* reference_configs, std::string* err) {
+  per_config->clear();
+  reference_configs->clear();
+  std::vector<DispatchKernel> compiled(table.kernels.size());
+  for (size_t i = 0; i < table.kernels.size(); ++i) {
+    const DispatchEntry& e = table.kernels[i];
+    if (e.reference) continue;
+    const std::string at = DispatchWhere(seal) + ".kernels[" + std::to_string(i) + "]";
     DispatchKernel& dk = compiled[i];
-    dk.candidate_hash = k["candidate"].get<std::string>();
-    dk.params_json = k["params"].dump();
-    dk.cubin_sha256 = k.value("cubin_sha256", "");
-    dk.family = k.value("family", "");
+    dk.candidate_hash = e.candidate_hash;
+    dk.params_json = e.params_json;
+    dk.cubin_sha256 = e.cubin_sha256;
+    dk.family = e.family;
     CandidateRecord cand;
     bool have = false;
     if (!store.GetCandidate(dk.candidate_hash, &cand, &have, err)) return false;
@@ -146,22 +211,29 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
       return false;
     }
   }
-  for (size_t i = 0; i < d["table"].size(); ++i) {
-    const nlohmann::json& row = d["table"][i];
-    const std::string at = where + ".table[" + std::to_string(i) + "]";
-    if (!row.is_object() || !row.contains("config") || !row["config"].is_string() || !row.contains("kernel") ||
-        !row["kernel"].is_number_unsigned() || row["kernel"].get<size_t>() >= kernels.size()) {
-      *err = at + ": needs \"config\" (a name) and \"kernel\" (an index into kernels)";
-      return false;
-    }
-    size_t k = row["kernel"].get<size_t>();
-    std::string config = row["config"].get<std::string>();
-    if (is_reference[k])
+  for (const auto& [config, k] : table.rows) {
+    if (table.kernels[k].reference)
       reference_configs->insert(config);
     else
       (*per_config)[config] = compiled[k];
   }
   return true;
+}
+
+std::string ForgetHint(const SealRecord& seal) {
+  return "(remove it with `forgek knowledge forget --seal " + seal.id + "`)";
+}
+
+}  // namespace
+
+bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
+                         std::map<std::string, DispatchKernel>* per_config, std::set<std::string>* reference_configs,
+                         std::string* err) {
+  per_config->clear();
+  reference_configs->clear();
+  DispatchTable table;
+  return ReadDispatchTable(seal, &table, err) &&
+         CompileDispatchTable(seal, table, arch, store, compiler, per_config, reference_configs, err);
 }
 
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
@@ -185,8 +257,24 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       if (!store->GetCandidate(seal.candidate_hash, &cand, &have, err)) return false;
       if (!have) {
         skipped.push_back("seal " + seal.id + " skipped: it names candidate " + seal.candidate_hash +
-                          " which the store does not hold (remove it with `forgek knowledge forget --seal " +
-                          seal.id + "`)");
+                          " which the store does not hold " + ForgetHint(seal));
+        continue;
+      }
+      // The same holds for the kernels of its dispatch table, and for a table that cannot be read
+      // (both can come from a store or an import written before imports checked them).
+      DispatchTable table;
+      std::string unreadable;
+      if (!ReadDispatchTable(seal, &table, &unreadable)) {
+        skipped.push_back("seal " + seal.id + " skipped: its dispatch table cannot be read (" + unreadable + ") " +
+                          ForgetHint(seal));
+        continue;
+      }
+      size_t missing = 0;
+      if (!FindMissingCandidate(table, *store, &missing, err)) return false;
+      if (missing < table.kernels.size()) {
+        skipped.push_back("seal " + seal.id + " skipped: its dispatch table (kernels[" + std::to_string(missing) +
+                          "]) names candidate " + table.kernels[missing].candidate_hash +
+                          " which the store does not hold " + ForgetHint(seal));
         continue;
       }
       Incumbent inc;
@@ -207,7 +295,7 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       if (!seal.cubin_sha256.empty() && Sha256Hex(result.cubin) != seal.cubin_sha256)
         spdlog::warn("seal {}: the recompiled cubin differs from the sealed one (toolchain changed since {})",
                      seal.id.substr(0, 12), seal.toolchain);
-      if (!LoadDispatchKernels(seal, arch, *store, compiler, &inc.per_config, &inc.reference_configs, err))
+      if (!CompileDispatchTable(seal, table, arch, *store, compiler, &inc.per_config, &inc.reference_configs, err))
         return false;
       inc.has_source = true;
       inc.candidate_hash = seal.candidate_hash;

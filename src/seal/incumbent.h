@@ -37,7 +37,8 @@ struct Incumbent {
   // Configs outside the table are served by `kernel`.
   std::map<std::string, DispatchKernel> per_config;
   std::set<std::string> reference_configs;  // configs a dispatch seal leaves to the expert reference
-  // Newer seals passed over because the store lacks their candidate, one line each (for the run's
+  // Newer seals passed over because they cannot be loaded (the store lacks their candidate or a
+  // candidate of their dispatch table, or that table cannot be read), one line each (for the run's
   // degraded notes).
   std::vector<std::string> skipped_seals;
   const KernelUnderTest& For(const std::string& config) const {
@@ -66,9 +67,10 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
 bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& compiler, KernelUnderTest* out,
                    std::string* err);
 
-// The run's incumbent: the latest seal of (operator, arch) in `store` whose candidate the store
-// holds (recompiled from its stored source), else the expert reference. Seals passed over are
-// listed in out->skipped_seals.
+// The run's incumbent: the latest seal of (operator, arch) in `store` that can be loaded (the store
+// holds its candidate and every candidate of its dispatch table, and that table can be read),
+// recompiled from its stored source, else the expert reference. Seals passed over are listed in
+// out->skipped_seals.
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
                    Incumbent* out, std::string* err);
 

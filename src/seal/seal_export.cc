@@ -229,13 +229,28 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     *err = dir + " exists and is not an empty folder; choose another folder";
     return false;
   }
+  // A symbolic link names the folder it points to: the export goes there and the link stays. (The
+  // rename below would otherwise replace the link itself with a new folder.)
+  fs::path target = fs::absolute(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/" names the folder "out"
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    if (!fs::exists(target, ec)) {
+      *err = dir + " is a symbolic link to " + fs::read_symlink(target, ec).string() +
+             ", which does not exist; create that folder or choose another";
+      return false;
+    }
+    target = fs::canonical(target, ec);
+    if (ec) {
+      *err = "cannot resolve the symbolic link " + dir + ": " + ec.message();
+      return false;
+    }
+  }
   std::vector<SealRecord> lineage;
   if (!store.SealLineage(seal.id, &lineage, err)) return false;
   nlohmann::json meta = ParseJsonLenient(SealJson(seal, lineage));
   nlohmann::json metadata = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
   const bool dispatch = metadata.is_object() && metadata.contains("dispatch");
 
-  fs::path target = fs::absolute(dir);
   fs::path tmp = target.parent_path() / (".forgek-export-" + std::to_string(getpid()) + "-" +
                                          std::to_string(std::random_device{}()));
   fs::create_directories(tmp, ec);

@@ -107,6 +107,13 @@ Outcome TimedOutcome(Direction d) {
   return Outcome::same;
 }
 
+void JudgeTimed(EvalResult* result) {
+  GeomeanComparison g = CompareOnConfigs(result->configs);
+  result->geomean_speedup = g.speedup;
+  result->outcome = TimedOutcome(g.direction);
+  result->detail = g.Summary();
+}
+
 SealVerdict DecideSeal(const EvalResult& confirmation, size_t operator_configs, double min_gain) {
   SealVerdict v;
   if (!OutcomeTimed(confirmation.outcome)) {

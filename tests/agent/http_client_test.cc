@@ -105,5 +105,35 @@ TEST(HttpClient, ChunkedBodyUnderTheLimitArrivesWhole) {
   EXPECT_EQ(resp.body.size(), 300000u);
 }
 
+// A redirect is not followed (the key would go wherever it points), and the response says where it
+// pointed, with query values masked: the caller's "request refused (HTTP 307 ...): " quotes it.
+TEST(HttpClient, ARedirectIsNotFollowedAndSaysWhereItPointed) {
+  FakeLlmServer server;
+  const std::string moved = server.base_url() + "/moved/v1/chat/completions?api-version=1&token=s3cret";
+  server.Push({307, {{"Location", moved}}, ""});
+  HttpResponse resp;
+  HttpFailure failure;
+  std::string err;
+  ASSERT_TRUE(HttpPost({server.base_url() + "/v1/chat/completions", {}, "{}"}, HttpLimits{}, &resp, &failure, &err))
+      << err;
+  EXPECT_EQ(resp.status, 307);
+  EXPECT_EQ(server.requests().size(), 1u) << "followed to the same server";
+  EXPECT_NE(resp.body.find("redirected to " + server.base_url() + "/moved/v1/chat/completions?api-version=***&token=***"),
+            std::string::npos)
+      << resp.body;
+  EXPECT_NE(resp.body.find("not followed"), std::string::npos) << resp.body;
+  EXPECT_EQ(resp.body.find("s3cret"), std::string::npos) << resp.body;
+
+  // A 302 with a body of its own keeps it after the note; one without a Location says so.
+  server.Push({302, {{"Location", "/elsewhere"}}, "<html>Found</html>"});
+  ASSERT_TRUE(HttpPost({server.base_url() + "/x", {}, "{}"}, HttpLimits{}, &resp, &failure, &err)) << err;
+  EXPECT_EQ(resp.status, 302);
+  EXPECT_EQ(resp.body.rfind("redirected to /elsewhere; not followed", 0), 0u) << resp.body;
+  EXPECT_NE(resp.body.find("<html>Found</html>"), std::string::npos) << resp.body;
+  server.Push({308, {}, ""});
+  ASSERT_TRUE(HttpPost({server.base_url() + "/x", {}, "{}"}, HttpLimits{}, &resp, &failure, &err)) << err;
+  EXPECT_EQ(resp.body, "redirected, without a Location header; not followed");
+}
+
 }  // namespace
 }  // namespace forgek

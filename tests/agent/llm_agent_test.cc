@@ -393,7 +393,7 @@ TEST_P(LlmAgentTest, LongConversationsDropTheirOldestTurns) {
   EXPECT_LE(messages.size(), anthropic() ? 3u : 4u) << "older turns were dropped";
   std::string last = messages.back()["content"];
   EXPECT_NE(last.find("were dropped to stay within its token budget"), std::string::npos) << last;
-  EXPECT_NE(last.find("attempt 0: slower 0.900x"), std::string::npos) << last;
+  EXPECT_NE(last.find("attempt 1: slower 0.900x"), std::string::npos) << last;
 }
 
 TEST_P(LlmAgentTest, DuplicateOfAnEarlierAttemptIsSentBack) {

@@ -91,7 +91,7 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
   for (const char* expected :
        {"vadd", "out[i] = x[i] + y[i]", "x (input, f32): [N]", "out (output, f32): [N]", "small: N=1024; x [1024]",
         "large: N=4096; x [4096], y [4096], out [4096]", "H200: 132 SMs", "memory bound at 91%",
-        "incumbent_kernel", "16-byte loads help elementwise", "validated", "iteration 3", "wrong",
+        "incumbent_kernel", "16-byte loads help elementwise", "validated", "attempt 4", "wrong",
         "max abs error 3.2 at index 17", "\"launches\"", "proposal 2 of 3", "```cuda",
         "family families/vec.cu (VEC=4): attempt 7 of run 0123abcd on large: 91.5% SOL"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
@@ -137,9 +137,10 @@ TEST_F(ShippedPrompts, HistoryKeepsOnlyRecentAttempts) {
   }
   opts_.recent_attempts = 3;
   std::string history = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{})["history"];
-  EXPECT_EQ(history.find("iteration 9:"), std::string::npos);
-  EXPECT_NE(history.find("iteration 10:"), std::string::npos);
-  EXPECT_NE(history.find("iteration 12:"), std::string::npos);
+  // Attempts are numbered from 1 for the model as for people: iteration 9 is attempt 10.
+  EXPECT_EQ(history.find("attempt 10:"), std::string::npos);
+  EXPECT_NE(history.find("attempt 11:"), std::string::npos);
+  EXPECT_NE(history.find("attempt 13:"), std::string::npos);
 }
 
 TEST_F(ShippedPrompts, RepairPromptQuotesCutFeedback) {
@@ -223,7 +224,7 @@ TEST_F(ShippedPrompts, ParentsAndTheirMeasurementsReachTheProposePrompt) {
   TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ChooseParents(pop, 0, 2));
   std::string text, err;
   ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
-  for (const char* expected : {"Parent A: attempt 5 of this run", "// source of vecA", "| small | 8.00 | 10.00 | 1.250x",
+  for (const char* expected : {"Parent A: attempt 6 of this run", "// source of vecA", "| small | 8.00 | 10.00 | 1.250x",
                                "faster", "IMPROVE PARENT A", "\"BLOCK\": [128, 256"})
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected << "\n" << text;
   vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ChooseParents(pop, 3, 2));
@@ -243,7 +244,7 @@ TEST_F(ShippedPrompts, FeedbackReportsTimesVerdictsAndTheFamilySearch) {
   ctx.history.push_back(tuned);
   std::string text, err;
   ASSERT_TRUE(prompts_.Render("feedback.md", FeedbackVariables(a, ctx, opts_), &text, &err)) << err;
-  for (const char* expected : {"attempt 2", "`slower`", "| large | 25.00 | 20.00 | 0.800x | 40.0 | slower |",
+  for (const char* expected : {"attempt 3", "`slower`", "| large | 25.00 | 20.00 | 0.800x | 40.0 | slower |",
                                "memory bound at 91%", "tried 2 instance(s)", "- BLOCK=256: faster 1.300x",
                                "- BLOCK=64: slower 0.800x", "not faster than the incumbent"})
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected << "\n" << text;

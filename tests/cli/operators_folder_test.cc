@@ -116,12 +116,15 @@ TEST(OperatorsFolder, ManifestsBeyondTheLimitsAreRejectedFastWithShortMessages) 
   };
   std::string launches, domain, expression = "1";
   for (int i = 0; i < 5000; ++i) launches += (i ? ", " : "") + launch;
-  for (int i = 0; i < 1000000; ++i) domain += (i ? "," : "") + std::to_string(i);
+  // As many values as a source of at most 1 MiB holds (a larger source is refused from its size).
+  for (int i = 0; i < 150000; ++i) domain += (i ? "," : "") + std::to_string(i);
   for (int i = 0; i < 200000; ++i) expression += "+1";
   const Case cases[] = {
       {"5000 launches", launch, launches, "5000 launches; a candidate may make at most 64"},
-      {"a domain of a million values", R"("THREADS": 128)", R"("THREADS": 128, "D": [)" + domain + "]",
-       "a domain of 1000000 values; at most 1024"},
+      {"a domain of 150 000 values", R"("THREADS": 128)", R"("THREADS": 128, "D": [)" + domain + "]",
+       "a domain of 150000 values; at most 1024"},
+      {"a source of 2 MiB", "*/", "*/\n// " + std::string(2 << 20, 'x') + "\n",
+       "a candidate's source may be at most 1048576 bytes (1 MiB)"},
       {"a 400 001-character expression", R"J("ceil_div(N, THREADS)")J", "\"" + expression + "\"",
        "an expression of 400001 characters; at most 4096"},
   };

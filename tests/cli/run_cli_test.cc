@@ -203,5 +203,32 @@ TEST(RunCli, SigtermEndsARunInterruptedWithItsSummaryAndResumeContinuesIt) { Int
 
 TEST(RunCli, CtrlCEndsARunInterruptedWithItsSummaryAndResumeContinuesIt) { InterruptAndResume(SIGINT); }
 
+// A Ctrl-C while the first compiles run: NVRTC runs only in compile children (in a process group
+// of their own), so libnvrtc cannot replace forgek's handlers; the run ends `interrupted` with its
+// summary and exit 130. The family compiles for seconds (templates instantiated 2^14 ways).
+TEST(RunCli, CtrlCDuringTheFirstCompileKeepsItsMeaning) {
+  Sandbox box;
+  WriteFile(box.ops + "/tiny_scale/families/slow.cu", R"CU(/* forgek
+{ "name": "scale_slow", "params": {"DEPTH": [14, 13]},
+  "launches": [ {"kernel": "scale_slow", "grid": ["ceil_div(N, 256)"], "block": [256], "args": ["x", "y", "alpha", "N"]} ] }
+*/
+template <int N, int M> struct Walk {
+  static constexpr long long value = Walk<N - 1, 2 * M>::value + Walk<N - 1, 2 * M + 1>::value;
+};
+template <int M> struct Walk<0, M> { static constexpr long long value = M; };
+extern "C" __global__ void scale_slow(const float* x, float* y, float alpha, int n) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i < n) y[i] = alpha * x[i] + (Walk<DEPTH, 1>::value == 0 ? 1.f : 0.f);
+}
+)CU");
+  std::vector<std::string> args = {"--operators", box.ops, "--store", box.store, "--json", "-v", "run", "--op",
+                                   "tiny_scale", "--compile-only", "--iterations", "4", "--batch", "4"};
+  CommandResult r = RunForgekSignalled(args, box.env, SIGINT, "run: tiny_scale");
+  ASSERT_EQ(r.exit_code, 130) << r.err;
+  nlohmann::json summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["status"], "interrupted");
+  EXPECT_EQ(summary["stop_reason"], "interrupted");
+}
+
 }  // namespace
 }  // namespace forgek

@@ -2,11 +2,14 @@
 // a run normally, failures are recorded failed, and secrets in the base URL reach no output.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/llm_test_server.h"
+#include "compile/landlock.h"
 #include "forgek/store.h"
 #include "operator_copy.h"
 #include "test_util.h"
@@ -98,6 +101,46 @@ TEST(RunLlmCli, AnEmptyKeyIsSaidToBeEmpty) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("OPENAI_API_KEY is empty"), std::string::npos) << r.err;
   EXPECT_TRUE(box.server.requests().empty());
+}
+
+// A reply whose kernel includes a host file gets nothing of it back: not the file (relative to the
+// working folder, or absolute), not the environment's key. Every request body, the store, stdout,
+// stderr and the log are searched for the canaries; the compile error itself does reach the model.
+TEST(RunLlmCli, AKernelIncludingHostFilesLeaksNothing) {
+  if (LandlockAbi() == 0) GTEST_SKIP() << "this kernel has no Landlock: compiles cannot be confined here";
+  LlmSandbox box;
+  const std::string file_canary = "FILECANARY_5521";
+  const std::string relative = "forgek_canary_" + std::to_string(getpid()) + ".env";
+  const std::string in_working_folder = (fs::current_path() / relative).string();  // forgek runs here too
+  WriteFile(in_working_folder, "OPENAI_API_KEY=" + file_canary + "\n");
+  WriteFile(box.dir.file("abs.env"), "KEY=" + file_canary + "\n");
+  auto kernel = [](const std::string& include_line) {
+    return "/* forgek\n{ \"name\": \"scale_evil\", \"launches\": [ {\"kernel\": \"scale_evil\", \"grid\": [\"ceil_div(N, 256)\"],"
+           " \"block\": [256], \"args\": [\"x\", \"y\", \"alpha\", \"N\"]} ] }\n*/\n"
+           "#define S(...) #__VA_ARGS__\nstatic_assert(false, S(\n" + include_line + "\n));\n"
+           "extern \"C\" __global__ void scale_evil(const float* x, float* y, float alpha, int n) {}\n";
+  };
+  const std::vector<std::string> replies = {kernel("#include \"" + relative + "\""),
+                                            kernel("#include \"" + box.dir.file("abs.env") + "\""),
+                                            kernel("#include \"/proc/self/environ\"")};
+  box.server.SetFallback([&](const testing::ReceivedRequest&, int n) {
+    return testing::ScriptedResponse{200, {}, testing::OpenAiReply(testing::ReplyWith(replies[n % replies.size()]))};
+  });
+  CommandResult r = box.Run(box.server.base_url() + "/v1", {});
+  fs::remove(in_working_folder);
+  std::vector<testing::ReceivedRequest> requests = box.server.requests();
+  ASSERT_GE(requests.size(), 2u) << r.err;
+  std::string bodies;
+  for (const testing::ReceivedRequest& q : requests) bodies += q.body;
+  EXPECT_TRUE(bodies.find("cannot open source file") != std::string::npos ||
+              bodies.find("names an absolute path") != std::string::npos)
+      << "the compile errors are sent back to the model: " << bodies.substr(0, 4000);
+  std::string stored = ReadFile(box.store);
+  if (fs::exists(box.store + "-wal")) stored += ReadFile(box.store + "-wal");
+  for (const std::string& text : {bodies, r.out, r.err, ReadFile(box.log), stored}) {
+    EXPECT_EQ(text.find(file_canary), std::string::npos);
+    EXPECT_EQ(text.find("ENVSECRETKEY"), std::string::npos);
+  }
 }
 
 }  // namespace

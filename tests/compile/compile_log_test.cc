@@ -99,6 +99,47 @@ ptxas info    : Used 32 registers, used 0 barriers, 1208 bytes cumulative stack 
 ptxas info    : Compile time = 53.808 ms
 )";
 
+// A message located in a header keeps its text and column, but not the header's echoed line:
+// what leaves forgek quotes the candidate's own lines only.
+TEST(QuoteOnlyOwnLines, DropsTheEchoedLinesOfOtherFiles) {
+  const std::string log =
+      "/usr/local/cuda/include/x.h(7): error: SECRET_HEADER_LINE is not allowed\n"
+      "  int SECRET_HEADER_LINE = 1;\n"
+      "      ^\n"
+      "          detected during instantiation at line 4 of k.cu\n"
+      "\n"
+      "k.cu(3): error: own error\n"
+      "  own_line();\n"
+      "  ^\n"
+      "\n";
+  std::string kept = QuoteOnlyOwnLines(log, "k.cu", 1 << 20);
+  EXPECT_EQ(kept.find("  int SECRET_HEADER_LINE = 1;"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("x.h(7): error: SECRET_HEADER_LINE is not allowed"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("detected during instantiation"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("  own_line();"), std::string::npos) << kept;
+  std::vector<CompileMessage> own = ParseCompileMessages(kept);
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[1].line, 3);
+  EXPECT_EQ(own[1].column, 1);
+  EXPECT_EQ(QuoteOnlyOwnLines(kFrontEndLog, "k.cu", 1 << 20), std::string(kFrontEndLog)) << "own lines unchanged";
+}
+
+TEST(QuoteOnlyOwnLines, CutsAtTheLimitAndSaysSo) {
+  std::string log(10000, 'x');
+  std::string kept = QuoteOnlyOwnLines(log, "k.cu", 100);
+  EXPECT_LT(kept.size(), 200u);
+  EXPECT_NE(kept.find("left out"), std::string::npos);
+}
+
+// A megabyte-long line (a quoted expansion) must not send std::regex into deep recursion.
+TEST(CompileLog, AVeryLongLineIsParsedWithoutCrashing) {
+  std::string log = "k.cu(1): error: static assertion failed with \"" + std::string(1 << 20, 'a') + "\"\n";
+  std::vector<CompileMessage> m = ParseCompileMessages(log);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_LT(m[0].message.size(), 5000u);
+  EXPECT_LT(QuoteOnlyOwnLines(log, "k.cu", 1 << 22).size(), 5000u);
+}
+
 TEST(PtxasReport, OneEntryPerKernelWithItsResources) {
   std::vector<KernelResources> k = ParsePtxasReport(kPtxasLog);
   ASSERT_EQ(k.size(), 3u);

@@ -259,7 +259,9 @@ TEST(Compiler, UnusablePchFolderNeverFailsTheCompile) {
   EXPECT_TRUE(c.CompileNow(Request("scale.cu", kScaleKernel, {"-DSCALE=1.0f"})).ok);
 }
 
-// NVRTC keeps a precompiled header only where the driver library loads (it deletes it otherwise).
+// NVRTC keeps a precompiled header only where its probe of the driver succeeds (it deletes it
+// otherwise). A compile child confined by Landlock cannot reach the driver's files, so precompiled
+// headers are off there (docs/limits.md "Compiles"); compiles stay correct with a pch folder given.
 TEST(GpuCompiler, PrecompiledHeadersSpeedUpTheNextCompile) {
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!driver) GTEST_SKIP() << "no libcuda.so.1: NVRTC does not keep precompiled headers here";
@@ -270,11 +272,14 @@ TEST(GpuCompiler, PrecompiledHeadersSpeedUpTheNextCompile) {
   Compiler c(o);
   CompileResult first = c.CompileNow(Request("hopper.cu", kHopperKernel));
   ASSERT_TRUE(first.ok) << first.Summary();
-  EXPECT_FALSE(std::filesystem::is_empty(pch.path())) << "no precompiled header was written";
   CompileResult second = c.CompileNow(Request("hopper.cu", std::string(kHopperKernel) + "// edited\n"));
   ASSERT_TRUE(second.ok) << second.Summary();
-  EXPECT_LT(second.seconds, first.seconds) << "first " << first.seconds << " s, second " << second.seconds << " s";
   std::printf("pch: first compile %.2f s, second %.2f s\n", first.seconds, second.seconds);
+  if (CompileConfinementAbi() > 0)
+    GTEST_SKIP() << "compiles are confined by Landlock here: NVRTC's driver probe fails inside the child, so it keeps "
+                    "no precompiled header (a known cost of confinement; both compiles above succeeded)";
+  EXPECT_FALSE(std::filesystem::is_empty(pch.path())) << "no precompiled header was written";
+  EXPECT_LT(second.seconds, first.seconds) << "first " << first.seconds << " s, second " << second.seconds << " s";
 }
 
 }  // namespace

@@ -194,5 +194,58 @@ TEST(CandidateResolve, TensorMapLimits) {
   EXPECT_NE(err.find("[1, 256]"), std::string::npos) << err;
 }
 
+// A view may not address more than the buffer under it: TMA would read and write beyond it (issue 29,
+// item 5: a 2^31 x 2^31 fp32 view of a 16-byte workspace passed).
+TEST(CandidateResolve, ATensorMapViewLargerThanItsWorkspaceIsRefused) {
+  const std::string launch = R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["tm"]})j";
+  std::string err = ResolveError(launch, R"j("workspaces": [{"name": "ws", "bytes": 16}],
+      "tensor_maps": [{"name": "tm", "tensor": "ws", "shape": ["pow2(31)", "pow2(31)"], "box": [1, 1]}],)j");
+  EXPECT_NE(err.find("tensor_maps[0].shape"), std::string::npos) << err;
+  EXPECT_NE(err.find("tensor map 'tm' views 2147483648 x 2147483648 elements of 4 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("workspace 'ws' holds 16 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("config K=4096,M=4096,N=4096"), std::string::npos) << err;
+  // One element too many is refused too; an exact fit passes.
+  err = ResolveError(launch, R"j("workspaces": [{"name": "ws", "bytes": 16}],
+      "tensor_maps": [{"name": "tm", "tensor": "ws", "shape": [5], "box": [1]}],)j");
+  EXPECT_NE(err.find("(20 bytes), but workspace 'ws' holds 16 bytes"), std::string::npos) << err;
+  EXPECT_EQ(ResolveError(launch, R"j("workspaces": [{"name": "ws", "bytes": 16}],
+      "tensor_maps": [{"name": "tm", "tensor": "ws", "shape": [2, 2], "box": [1, 1]}],)j"),
+            "");
+}
+
+TEST(CandidateResolve, ATensorMapViewLargerThanItsTensorIsRefused) {
+  const std::string launch = R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["tm"]})j";
+  // A is M x K bf16 (32 MiB under kSquare); a view of twice its rows reaches past it.
+  std::string err = ResolveError(launch, R"j("tensor_maps": [{"name": "tm", "tensor": "A", "shape": ["2*M", "K"],
+      "box": [64, 64]}],)j");
+  EXPECT_NE(err.find("tensor_maps[0].shape"), std::string::npos) << err;
+  EXPECT_NE(err.find("tensor map 'tm' views 8192 x 4096 elements of 2 bytes (67108864 bytes), but tensor 'A' holds "
+                     "33554432 bytes"),
+            std::string::npos)
+      << err;
+  // A view that reshapes A within its bytes, and A's own shape, pass.
+  EXPECT_EQ(ResolveError(launch, R"j("tensor_maps": [{"name": "tm", "tensor": "A", "shape": ["M*K/64", 64],
+      "box": [64, 64]}],)j"),
+            "");
+  EXPECT_EQ(ResolveError(launch, R"j("tensor_maps": [{"name": "tm", "tensor": "A", "box": [64, 64]}],)j"), "");
+}
+
+// pow2(62) bytes passed validation; no GPU holds a workspace beyond 2^40 bytes.
+TEST(CandidateResolve, WorkspaceBytesAreBounded) {
+  const std::string launch = R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["ws"]})j";
+  std::string err = ResolveError(launch, R"j("workspaces": [{"name": "ws", "bytes": "pow2(62)"}],)j");
+  EXPECT_NE(err.find("workspaces[0].bytes: workspace 'ws': 'pow2(62)' is 4611686018427387904 bytes; a workspace may "
+                     "hold at most 1099511627776"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(ResolveError(launch, R"j("workspaces": [{"name": "ws", "bytes": "pow2(40)"}],)j"), "");
+  // A map over a refused workspace gets no second error about its size.
+  err = ResolveError(R"j({"kernel": "k", "grid": [1], "block": [1], "args": ["ws", "tm"]})j",
+                     R"j("workspaces": [{"name": "ws", "bytes": "pow2(41)"}],
+      "tensor_maps": [{"name": "tm", "tensor": "ws", "shape": [4], "box": [1]}],)j");
+  EXPECT_NE(err.find("workspaces[0].bytes"), std::string::npos) << err;
+  EXPECT_EQ(err.find("tensor_maps[0]"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace forgek

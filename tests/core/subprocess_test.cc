@@ -3,6 +3,11 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
 #include "forgek/subprocess.h"
 #include "test_util.h"
 
@@ -34,6 +39,38 @@ TEST(RunProcess, AMissingProgramIsNotStarted) {
   ProcessOutput r = RunProcess({"/nonexistent/forgek-tool"}, 10);
   EXPECT_FALSE(r.started);
   EXPECT_NE(r.err.find("/nonexistent/forgek-tool"), std::string::npos) << r.err;
+}
+
+TEST(RunProcess, HandsStdinDataOverWhateverItsSize) {
+  ProcessOptions opts;
+  opts.stdin_data = std::string(1 << 20, 'x') + "end";  // far beyond a pipe's buffer
+  ProcessRun r = RunProcess({"/bin/sh", "-c", "wc -c"}, opts);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(std::stol(r.out), (1 << 20) + 3);
+}
+
+TEST(RunProcess, AReplacedEnvironmentIsAllTheChildSees) {
+  setenv("FORGEK_TEST_SECRET", "s3cret", 1);
+  ProcessOptions opts;
+  opts.replace_environment = true;
+  opts.environment = {"ONLY=this"};
+  ProcessRun r = RunProcess({"/usr/bin/env"}, opts);
+  unsetenv("FORGEK_TEST_SECRET");
+  EXPECT_EQ(r.out, "ONLY=this\n");
+}
+
+TEST(RunProcess, StopAndOutputLimitKillTheChild) {
+  ProcessOptions opts;
+  auto start = std::chrono::steady_clock::now();
+  opts.should_stop = [&] { return std::chrono::steady_clock::now() - start > std::chrono::milliseconds(200); };
+  ProcessRun r = RunProcess({"/bin/sh", "-c", "exec sleep 30"}, opts);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.signal, SIGKILL);
+  ProcessOptions limited;
+  limited.max_output_bytes = 1000;
+  r = RunProcess({"/bin/sh", "-c", "yes"}, limited);
+  EXPECT_TRUE(r.overflowed);
+  EXPECT_FALSE(r.timed_out);
 }
 
 TEST(SpawnProcess, RedirectsStreamsToFiles) {

@@ -143,6 +143,56 @@ TEST(Schema, RefusesANewerStore) {
   EXPECT_NE(err.find("newer"), std::string::npos) << err;
 }
 
+// A newer store is named newer by read-only commands too, not "open it for writing to migrate".
+TEST(Schema, RefusesANewerStoreReadOnly) {
+  TempDir dir;
+  std::string path = dir.file("new.db"), err;
+  {
+    Store s;
+    ASSERT_TRUE(s.Open(path, &err)) << err;
+  }
+  RawExec(path, "PRAGMA user_version = 99");
+  Store store;
+  EXPECT_FALSE(store.Open(path, &err, StoreMode::read_only));
+  EXPECT_NE(err.find(path + " has schema version 99, newer than this forgek understands"), std::string::npos) << err;
+  EXPECT_EQ(err.find("open it once for writing"), std::string::npos) << err;
+}
+
+// A negative user_version crashed every writing command (the migrations were indexed by it) and
+// read-only commands advised opening the store for writing (issue 29, item 7).
+TEST(Schema, RefusesANegativeVersionForReadingAndWriting) {
+  TempDir dir;
+  std::string path = dir.file("neg.db"), err;
+  {
+    Store s;
+    ASSERT_TRUE(s.Open(path, &err)) << err;
+  }
+  for (int version : {-1, -2147483647 - 1}) {
+    RawExec(path, "PRAGMA user_version = " + std::to_string(version));
+    std::string before = ReadFile(path);
+    for (StoreMode mode : {StoreMode::create, StoreMode::existing, StoreMode::read_only}) {
+      Store store;
+      EXPECT_FALSE(store.Open(path, &err, mode));
+      EXPECT_NE(err.find("knowledge store " + path + " has schema version " + std::to_string(version)),
+                std::string::npos)
+          << err;
+      EXPECT_NE(err.find("corrupt or not a forgek store"), std::string::npos) << err;
+      EXPECT_EQ(err.find("open it once for writing"), std::string::npos) << err;
+    }
+    EXPECT_EQ(ReadFile(path), before);
+  }
+}
+
+TEST(Schema, MigrateToRefusesAVersionItHasNoMigrationFor) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  std::string err;
+  ASSERT_TRUE(sql::Exec(db, "PRAGMA user_version = -3", &err)) << err;
+  EXPECT_FALSE(schema::MigrateTo(db, schema::LatestVersion(), &err));
+  EXPECT_NE(err.find("schema version -3 is not one forgek knows"), std::string::npos) << err;
+  sqlite3_close(db);
+}
+
 TEST(Schema, RefusesForeignFilesAndLeavesThemAlone) {
   TempDir dir;
   std::string text = dir.file("notes.txt");

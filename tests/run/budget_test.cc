@@ -119,5 +119,62 @@ TEST(Budget, HeadroomComesFromTheLatestSealAndTheRunHistory) {
   EXPECT_EQ(h.runs_without_gain, 2);
 }
 
+// The split `forgek batch --time` makes before it starts a run, without the GPU probe that comes
+// first in the command: headroom from the store and from `ops bench`, then each run's arguments.
+TEST(Budget, ABatchSplitsItsTimeByHeadroomFromTheStoreAndOpsBench) {
+  TempDir dir;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+  ASSERT_TRUE(store.UpsertOperator({"gemm", "gemm", ""}, &err)) << err;
+  CandidateRecord cand{"c1", "gemm", "src", "{}", "", {}};
+  bool inserted = false;
+  ASSERT_TRUE(store.PutCandidate(cand, &inserted, &err)) << err;
+  SealRecord seal;
+  seal.id = "sealgemm";
+  seal.operator_name = "gemm";
+  seal.arch = "sm90";
+  seal.candidate_hash = "c1";
+  seal.metadata_json = nlohmann::json{{"configs", {{{"config", "a"}, {"sol_pct", 95.0}}}}}.dump();
+  ASSERT_TRUE(store.AddSeal(seal, &err)) << err;
+
+  // ops bench: softmax at 20% (geomean of its rows), gemm at 50% (the store's seal wins), a row
+  // without a SOL is left out.
+  std::map<std::string, double> bench;
+  ASSERT_TRUE(BenchSolFromJson(R"({"rows": [{"operator": "softmax", "sol_pct": 10}, {"operator": "softmax", "sol_pct": 40},
+                                            {"operator": "gemm", "sol_pct": 50}, {"operator": "rmsnorm"}]})",
+                               &bench, &err))
+      << err;
+  EXPECT_NEAR(bench.at("softmax"), 20, 1e-9);
+  EXPECT_EQ(bench.count("rmsnorm"), 0u);
+
+  std::vector<BudgetShare> shares;
+  ASSERT_TRUE(SplitBatchTime(store, {"gemm", "softmax", "rmsnorm"}, "sm90", 900, 100, bench, &shares, &err)) << err;
+  ASSERT_EQ(shares.size(), 3u);
+  EXPECT_EQ(shares[0].op, "gemm");
+  EXPECT_EQ(shares[0].why, "SOL 95.0% (seal sealgemm): headroom 5.0%");
+  EXPECT_EQ(shares[1].why, "SOL 20.0% (ops bench): headroom 80.0%");
+  EXPECT_NE(shares[2].why.find("unknown"), std::string::npos) << shares[2].why;
+  // 600 s above the floors, by weight 0.05 : 0.8 : 0.5.
+  EXPECT_NEAR(shares[0].seconds, 100 + 600 * 0.05 / 1.35, 1e-6);
+  EXPECT_NEAR(shares[1].seconds, 100 + 600 * 0.8 / 1.35, 1e-6);
+  EXPECT_NEAR(Sum(shares), 900, 1e-6);
+
+  // Each run ends by its share: --time in whole seconds and no count, unless a count was given.
+  BatchRunBudget softmax = RunBudgetOf(shares, "softmax", 24, false);
+  EXPECT_EQ(softmax.time_s, 456);
+  EXPECT_EQ(softmax.iterations, 0);
+  EXPECT_EQ(RunBudgetOf(shares, "softmax", 24, true).iterations, 24);
+  BatchRunBudget untimed = RunBudgetOf({}, "softmax", 24, false);
+  EXPECT_EQ(untimed.time_s, 0) << "no --time budget: no split";
+  EXPECT_EQ(untimed.iterations, 24);
+  EXPECT_EQ(RunBudgetOf({{"tiny", 0.2, 1, ""}}, "tiny", 24, false).time_s, 1) << "never 0 s: that is no budget";
+
+  EXPECT_TRUE(SplitBatchTime(store, {"gemm"}, "sm90", 0, 100, bench, &shares, &err));
+  EXPECT_TRUE(shares.empty()) << "no total, no split";
+  EXPECT_FALSE(BenchSolFromJson(R"({"rows": [{"operator": 3}]})", &bench, &err));
+  EXPECT_EQ(err, "rows[0].operator is not a string");
+}
+
 }  // namespace
 }  // namespace forgek

@@ -141,7 +141,7 @@ TEST(LlmEvolution, CompileErrorLineIsFixedThenFeedbackAndParentsImproveTheKernel
       << "a new best's own profile reaches the model: " << LastUser(requests[3]);
   // After max_feedback_turns (4) the conversation ends; a fresh request carries the best parent.
   std::string fresh = LastUser(requests[5]);
-  EXPECT_NE(fresh.find("### Parent A: attempt 4 of this run"), std::string::npos) << fresh;
+  EXPECT_NE(fresh.find("### Parent A: attempt 5 of this run"), std::string::npos) << fresh;
   EXPECT_NE(fresh.find("BLOCK\": 512"), std::string::npos) << "the parent's source is shown";
   EXPECT_NE(fresh.find("| large | 50.00 | 100.00 | 2.000x"), std::string::npos) << "its per-config times";
 
@@ -153,7 +153,7 @@ TEST(LlmEvolution, CompileErrorLineIsFixedThenFeedbackAndParentsImproveTheKernel
   EXPECT_EQ(s.lineage.front().iteration, 0) << "the broken first kernel is the root";
   for (size_t i = 1; i < s.lineage.size(); ++i) EXPECT_EQ(s.lineage[i].parent_iteration, s.lineage[i - 1].iteration);
   EXPECT_NE(RunSummaryText(s).find("lineage of the best"), std::string::npos);
-  EXPECT_NE(RunSummaryText(s).find("-> attempt 4 faster 2.000x (+20.0%): BLOCK 256 -> 512"), std::string::npos)
+  EXPECT_NE(RunSummaryText(s).find("-> attempt 5 faster 2.000x (+20.0%): BLOCK 256 -> 512"), std::string::npos)
       << RunSummaryText(s);
 
   // Costs: every request is counted; per attempt and per improvement; kept in the store.

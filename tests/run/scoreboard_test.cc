@@ -89,5 +89,47 @@ TEST(Scoreboard, EveryOperatorHasRowsWhetherSealedDispatchedUnsealedOrFailed) {
   EXPECT_EQ(j["rows"][1]["seal"], "bbbb");
 }
 
+TEST(Scoreboard, ADispatchRowShowsTheMechanismsOfItsOwnKernelAndANoteKeepsTheDispatchReason) {
+  RunSummary dispatch;
+  dispatch.seal_id = "bbbb";
+  dispatch.sealed_kernel = "attempt 2 (seed.cu BLOCK=256)";
+  dispatch.sealed_mechanisms = {"warp_shuffle_reduction", "vector_16B"};
+  dispatch.configs = {Config("small", 10, 8, 10, 40), Config("mid", 20, 16, 20, 40), Config("large", 50, 50, 50, 90)};
+  dispatch.dispatch = {
+      {"small", "attempt 2 (seed.cu BLOCK=256)", "attempt 2: 1.250x, faster beyond noise", {"warp_shuffle_reduction"}},
+      {"mid", "attempt 5 (vec.cu VEC=4)", "attempt 5: 1.250x, faster beyond noise", {"vector_16B"}},
+      {"large", "incumbent (reference (cub.reduce))", "incumbent: best 0.990x, the same", {}}};
+
+  // A summary written before dispatch rows carried mechanisms: the reference's row has none.
+  nlohmann::json older = nlohmann::json::parse(RunSummaryJson(dispatch));
+  for (nlohmann::json& d : older["dispatch"]) d.erase("mechanisms");
+  BatchRunResult older_result = Result("older", dispatch);
+  older_result.output = older.dump();
+
+  RunSummary unsealed;
+  unsealed.incumbent = "reference (cub.reduce)";
+  unsealed.seal_reason =
+      "not sealed: no candidate beat the incumbent on every config (best geomean 1.010x); per config: small: attempt "
+      "2: 1.250x, faster beyond noise; large: incumbent: best 0.900x, slower beyond noise; the dispatch did not hold "
+      "on confirmation: config small regresses: 0.950x, beyond its noise of 1.0%";
+  unsealed.configs = {Config("small", 10, 10, 10, 40)};
+
+  std::vector<ScoreboardRow> rows =
+      BuildScoreboard({Result("softmax", dispatch), older_result, Result("unsealed", unsealed)});
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0].mechanisms, (std::vector<std::string>{"warp_shuffle_reduction"}));
+  EXPECT_EQ(rows[1].mechanisms, (std::vector<std::string>{"vector_16B"}));
+  EXPECT_EQ(rows[2].kernel, "incumbent (reference (cub.reduce))");
+  EXPECT_TRUE(rows[2].mechanisms.empty()) << "the reference serves it, not the dispatch's kernels";
+  EXPECT_TRUE(rows[5].mechanisms.empty()) << "an older summary: the reference's row still claims nothing";
+  EXPECT_EQ(rows[6].note,
+            "not sealed: no candidate beat the incumbent on every config (best geomean 1.010x); the dispatch did not "
+            "hold on confirmation: config small regresses: 0.950x, beyond its noise of 1.0%");
+  std::string md = ScoreboardMarkdown(rows, "## H200");
+  EXPECT_NE(md.find("| softmax | large | 50.00 | 50.00 | 1.000x | 90.0 | incumbent (reference (cub.reduce)) | - |"),
+            std::string::npos)
+      << md;
+}
+
 }  // namespace
 }  // namespace forgek

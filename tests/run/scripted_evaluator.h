@@ -43,10 +43,7 @@ class ScriptedEvaluator : public Evaluator {
       cr.sol_pct = 100 * cr.sol_us / t;
       r.configs.push_back(cr);
     }
-    GeomeanComparison g = CompareOnConfigs(r.configs);  // the worker evaluator's rule
-    r.geomean_speedup = g.speedup;
-    r.outcome = TimedOutcome(g.direction);
-    r.detail = g.Summary();
+    JudgeTimed(&r);  // the worker evaluator's rule
     return r;
   }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {

@@ -196,6 +196,49 @@ TEST_F(SealTest, ExportRefusesAFolderThatIsNotEmpty) {
   EXPECT_EQ(ReadFile(tmp_.file("full/keep.txt")), "mine") << "nothing of the folder changes";
 }
 
+// DIR a symbolic link to an empty folder: the export goes into that folder and the link stays a
+// link (the rename of the finished export used to replace the link itself with a new folder).
+TEST_F(SealTest, ExportThroughALinkFillsTheFolderItPointsTo) {
+  SealRecord s = Seal("1111000link", "", 10);
+  fs::create_directories(tmp_.file("real"));
+  fs::create_directory_symlink(tmp_.file("real"), tmp_.file("link"));
+  fs::create_directories(tmp_.file("real2"));
+  fs::create_directory_symlink("real2", tmp_.file("rel_link"));  // relative, given with a trailing slash
+  CompilerOptions copts;
+  copts.threads = 1;  // no cache_dir: uncached
+  Compiler compiler(copts);
+  const std::vector<std::pair<std::string, std::string>> cases = {{tmp_.file("link"), tmp_.file("real")},
+                                                                   {tmp_.file("rel_link") + "/", tmp_.file("real2")}};
+  for (const auto& [given, real] : cases) {
+    SCOPED_TRACE(given);
+    std::string err;
+    ASSERT_TRUE(ExportSeal(store_, s, op_, compiler, given, true, &err)) << err;
+    const std::string link = given.back() == '/' ? given.substr(0, given.size() - 1) : given;
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link))) << "the link stays a link";
+    for (const char* f : {"kernel.cu", "kernel.cubin", "launch.json", "seal.json", "README.md"}) {
+      EXPECT_TRUE(fs::is_regular_file(fs::path(real) / f)) << f;
+      EXPECT_TRUE(fs::is_regular_file(fs::path(link) / f)) << f;
+    }
+  }
+  for (const auto& e : fs::directory_iterator(tmp_.path()))
+    EXPECT_EQ(e.path().filename().string().rfind(".forgek-export-", 0), std::string::npos) << e.path();
+}
+
+TEST_F(SealTest, ExportRefusesALinkToNothing) {
+  SealRecord s = Seal("2222000dangling", "", 10);
+  fs::create_symlink(tmp_.file("gone"), tmp_.file("dangling"));
+  CompilerOptions copts;
+  copts.threads = 1;
+  Compiler compiler(copts);
+  std::string err;
+  EXPECT_FALSE(ExportSeal(store_, s, op_, compiler, tmp_.file("dangling"), true, &err));
+  EXPECT_NE(err.find(tmp_.file("dangling") + " is a symbolic link to " + tmp_.file("gone") + ", which does not exist"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(tmp_.file("dangling"))));
+  EXPECT_FALSE(fs::exists(tmp_.file("gone")));
+}
+
 // Seal verify: the seal rebuilt from the store and measured against the expert reference through
 // the evaluator it is given; the verdict is DecideVerify's, the report names every config.
 SealVerification VerifyWith(Store& store, const OperatorSpec& op, const SealRecord& s, double seal_us,

@@ -128,13 +128,14 @@ TEST(Verdict, VerifyHoldsAgainstTheExpertAndReportsDriftOnly) {
 }
 
 TEST(Verdict, SealVerifyAndSearchAgreeOnTheSameMeasurements) {
-  // The same measurements get the same verdict from every command: the search's outcome, the
-  // sealing rule and seal verification all decide through CompareOnConfigs.
+  // The same measurements get the same verdict from every command: the search's outcome (as the
+  // evaluator ends a timed evaluation), the sealing rule and seal verification.
   for (auto cand_inc : std::vector<std::vector<std::pair<double, double>>>{
            {{90, 100}, {95, 100}}, {{99.8, 100}, {100.1, 100}}, {{90, 100}, {104, 100}}, {{110, 100}, {108, 100}}}) {
     EvalResult r = Confirmation(cand_inc);
-    GeomeanComparison g = CompareOnConfigs(r.configs);
-    r.outcome = TimedOutcome(g.direction);
+    r.outcome = Outcome::crash;  // nothing decided yet: the evaluator's path decides
+    JudgeTimed(&r);
+    EXPECT_EQ(r.detail, CompareOnConfigs(r.configs).Summary());
     SealVerdict seal = DecideSeal(r, cand_inc.size(), 0);
     VerifyVerdict verify = DecideVerify(r, cand_inc.size(), {});
     EXPECT_EQ(seal.seal, r.outcome == Outcome::faster) << seal.reason;
