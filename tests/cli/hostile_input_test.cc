@@ -64,7 +64,13 @@ TEST(HostileInput, StoredControlCharactersArePrintedEscapedAndWhole) {
     Store s;
     std::string err;
     ASSERT_TRUE(s.Open(store, &err)) << err;
-    ASSERT_EQ(sqlite3_exec(s.handle(), "UPDATE decisions SET text = 'abc' || char(0) || 'def' || char(27) || '[2J tail'",
+    // The import keeps no decision without evidence (it has none here): the row goes in as an older
+    // forgek, which checked neither, left it.
+    ASSERT_EQ(sqlite3_exec(s.handle(),
+                           "INSERT INTO decisions (id, arch, category, regime, mechanism, setting, verdict, effect, "
+                           "confidence, supporting, contradicting, text, created_at, updated_at) VALUES ('dnul', "
+                           "'sm90', 'softmax', 'large', 'vector_16B', 'VEC=4', 'validated', 1.2, 0.9, 3, 0, 'abc' || "
+                           "char(0) || 'def' || char(27) || '[2J tail', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
   }
