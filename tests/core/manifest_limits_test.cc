@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 
 #include "forgek/candidate.h"
 #include "forgek/diagnostic.h"
@@ -31,6 +32,8 @@ const char* kLaunch = R"({"kernel": "k", "grid": [1], "block": [32], "args": ["y
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+double CpuSecondsSince(std::clock_t t) { return static_cast<double>(std::clock() - t) / CLOCKS_PER_SEC; }
 
 TEST(ManifestLimits, TooManyLaunches) {
   std::string launches;
@@ -101,18 +104,19 @@ TEST(ManifestLimits, TooManyLetsAreRejectedBeforeAnyIsRead) {
 // with a linear search per member (n^2), and each let's names were looked up in a list of the
 // lets before it. Now a source holds at most 1 MiB, its object is built in n log n and the count is
 // refused before any let is read: 80 000 lets (what 1 MiB holds) took minutes, now well under a second.
+// Times are processor time: a loaded machine must not fail these, quadratic work must.
 TEST(ManifestLimits, ManyLetsAreAnsweredInBoundedTime) {
   const std::string source = Manifest(R"("let": {)" + ShortLets(80000) + R"(}, "launches": [)" + kLaunch + "]");
   ASSERT_LT(source.size(), kMaxCandidateSourceBytes);
-  auto start = std::chrono::steady_clock::now();
+  std::clock_t start = std::clock();
   EXPECT_TRUE(RejectedAt(source, "let", "80000 lets; a candidate may declare at most 256"));
-  EXPECT_LT(SecondsSince(start), 5) << "rejected in bounded time";
+  EXPECT_LT(CpuSecondsSince(start), 5) << "rejected in bounded time";
   const std::string too_big = Manifest(R"("let": {)" + Lets(150000) + R"(}, "launches": [)" + kLaunch + "]");
-  start = std::chrono::steady_clock::now();
+  start = std::clock();
   Candidate c;
   Diagnostics diags;
   EXPECT_FALSE(ParseCandidate("k.cu", too_big, &c, &diags));
-  EXPECT_LT(SecondsSince(start), 1) << "refused from its size";
+  EXPECT_LT(CpuSecondsSince(start), 1) << "refused from its size";
 }
 
 TEST(ManifestLimits, ASourceOverOneMebibyteIsRejectedNamingItsSizeAndTheLimit) {
