@@ -60,7 +60,26 @@ learn_twice() {
   python3 -c 'import json,sys; bad=[d["text"] for d in json.load(open(sys.argv[1]))["decisions"] if d["verdict"]=="refuted" and not d["setting"]]; print("whole mechanisms refuted:", bad or "none"); sys.exit(1 if bad else 0)' "$pre-list.json" || rc=1
   return $rc
 }
-export -f verify_seals learn_twice
+# stage_times OP: two 3-attempt runs of OP from an empty store of their own ($out/stages.db); the
+# second finds the incumbent's analysis in the store. Prints each run's stages; fails when the second
+# spends 2 s or more before its first attempt (stages "start" + "incumbent analysis").
+stage_times() {
+  local db="$PWD/$out/stages.db" r
+  rm -f "$db"*
+  for r in 1 2; do
+    timeout 120 "$bin/forgek" --store "$db" --json run --op "$1" --iterations 3 --seed "$r" >"$out/stages-run$r.json" || return 1
+  done
+  python3 - "$out/stages-run1.json" "$out/stages-run2.json" <<'PY'
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[1:]]
+for i, r in enumerate(runs, 1):
+    print(f"run {i}: wall {r['wall_s']:.2f} s;", ", ".join(f"{s['name']} {s['seconds']:.2f} s" + (f" ({s['note']})" if s['note'] else "") for s in r["stages"]))
+before = sum(s["seconds"] for s in runs[1]["stages"] if s["name"] in ("start", "incumbent analysis"))
+print(f"run 2 before its first attempt: {before:.2f} s (limit 2 s)")
+sys.exit(0 if before < 2.0 else 1)
+PY
+}
+export -f verify_seals learn_twice stage_times
 export bin out
 
 # Each step is bounded so that one hang cannot eat the call; the most important steps come first.
@@ -68,6 +87,8 @@ STEPS=(
   "probe|$bin/forgek worker --probe"
   "doctor|$F doctor"
   "gpu-tests|timeout 300 $bin/forgek_tests --gtest_filter='Gpu*' --gtest_color=no"
+  # A run's fixed cost (issue 21): the second run of an operator reuses the incumbent's analysis.
+  "stage-times|stage_times softmax_fp32"
   # Tests that need the full toolkit (cuobjdump) rather than a GPU; they skip on the CI machine.
   "toolkit-tests|timeout 120 $bin/forgek_tests --gtest_filter='SassClassifier.*' --gtest_color=no"
   "ops-bench|timeout 240 $F --json ops bench ${BENCH_OPS:-} --seeds 2"

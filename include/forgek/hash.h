@@ -11,8 +11,9 @@ namespace forgek {
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);
 
-// The identity of one evaluated kernel: its source and the params it is compiled with. Two
-// proposals with the same hash are the same experiment.
+// The identity of one evaluated kernel: its source with the device library headers it includes
+// expanded (forgek/device_library.h), and the params it is compiled with. Two proposals with the
+// same hash are the same experiment.
 std::string CandidateHash(const std::string& source, const ParamAssignment& params);
 
 }  // namespace forgek

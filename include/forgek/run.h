@@ -92,6 +92,14 @@ struct DegradedStage {
   std::string reason;  // what went wrong, as the failing step said it
 };
 
+// A stage of a run and its wall time: start, incumbent analysis, search, analysis of the best,
+// ablations, confirmation and seal.
+struct RunStage {
+  std::string name;
+  double seconds = 0;
+  std::string note;  // "2 of 2 configs from the store", "cut by --time after 1"
+};
+
 struct RunSummary {
   std::string run_id;
   std::string operator_name, arch, agent, device;
@@ -120,8 +128,9 @@ struct RunSummary {
   std::string sealed_kernel;          // "tiled.cu TILE=8,UNROLL=2"; a dispatch: its kernels per config in `dispatch`
   std::vector<std::string> sealed_mechanisms;  // the mechanisms the sealed kernel(s) claim
   std::string seal_reason;    // why it was sealed, or why not
-  double wall_s = 0;
+  double wall_s = 0;  // the whole run, its end (confirmation, analysis of the best, ablations) included
   double candidates_per_minute = 0;
+  std::vector<RunStage> stages;  // in the order they ran
   // What the agent spent asking a model (zero for the builtin agent), per attempt and per
   // improvement (an attempt that raised the best so far).
   AgentSpend spend;

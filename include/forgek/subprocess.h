@@ -29,6 +29,12 @@ bool SpawnProcess(const std::vector<std::string>& argv, const SpawnOptions& opts
 // The exit code of a wait status: the code of an exit, 128 + the signal of a kill.
 int ExitCodeOf(int wait_status);
 
+// Waits for the child `pid` (-1: whichever child ends first) to end and reaps it, the wait resumed
+// when a signal interrupts it; fills the pid that ended and its wait status. timeout_s < 0 waits as
+// long as it takes; else it polls and, after about timeout_s, returns false with *err "still
+// running", the child left alone. False with the reason when there is no such child to wait for.
+bool WaitForChild(pid_t pid, double timeout_s, pid_t* ended, int* wait_status, std::string* err);
+
 struct ProcessOutput {
   bool started = false;
   bool timed_out = false;  // killed (SIGKILL) after the timeout

@@ -35,8 +35,13 @@ TimeComparison CompareTimes(const TimingStats& base, const TimingStats& variant,
 // A config result's candidate against its incumbent.
 TimeComparison CompareConfig(const ConfigResult& c, double min_effect = 0);
 
-// The geometric mean of positive speedups (0 for an empty list or a non-positive member).
+// The geometric mean of positive speedups (0 for an empty list or a non-positive member). The one
+// geomean of forgek: every other mean of ratios or percentages goes through it.
 double Geomean(const std::vector<double>& speedups);
+// The geometric mean of the positive members of `values`, the others left out (a config without a
+// speed-of-light figure records 0); 0 when none is positive, as Geomean gives for an empty list.
+// 0 means "no mean": a caller with another word for unknown (budget's -1) maps it.
+double GeomeanOfPositive(const std::vector<double>& values);
 
 // A candidate against its incumbent over several configs. The geomean is the mean of the configs'
 // log speedups, so its noise is theirs propagated: sqrt(sum of squares) / n.

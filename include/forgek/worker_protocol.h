@@ -19,7 +19,7 @@
 // A reply with "status":"crash" means the CUDA context is dead (sticky error): the worker exits
 // after sending it. Logs go to stderr, never stdout.
 //
-// Kernels travel inside requests as WireKernel: a library id, or a cubin (a file path or base64)
+// Kernels travel inside requests as WireKernel: a library id, or a cubin (base64)
 // with its launches already resolved for the config by the supervisor (ResolveCandidate), so
 // the worker needs no operator or manifest parsing.
 #pragma once
@@ -86,11 +86,10 @@ struct WireConfig {
 struct WireKernel {
   std::string label;       // "golden", "candidate", "reference", ...
   std::string library;     // a library reference id, or ""
-  std::string cubin_path;  // a cubin file, or ""
   std::string cubin_b64;   // the cubin itself, base64, or ""
   ResolvedCandidate launch;  // for cubins: workspaces, tensor maps and launches for this config
 
-  bool empty() const { return library.empty() && cubin_path.empty() && cubin_b64.empty(); }
+  bool empty() const { return library.empty() && cubin_b64.empty(); }
 };
 
 // When the timing loop stops: at least min_samples and min_time_s, then as soon as the relative
@@ -172,7 +171,8 @@ bool BoolField(const nlohmann::json& message, const char* key, bool fallback);
 double NumberField(const nlohmann::json& message, const char* key, double fallback);
 std::string StringField(const nlohmann::json& message, const char* key, const std::string& fallback);
 
-// Each struct <-> JSON. FromJson names the field that is missing or has the wrong type.
+// Each struct <-> JSON. FromJson names the member that is missing, of the wrong type or out of range
+// by its path from the root ("golden.launch.launches[0].grid: expected three integers (x, y, z)").
 nlohmann::json ToJson(const DeviceInfo& v);
 nlohmann::json ToJson(const ProbeResult& v);
 nlohmann::json ToJson(const WireConfig& v);

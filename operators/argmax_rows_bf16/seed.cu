@@ -14,13 +14,12 @@
 // Correct for any M, N. Left slow on purpose: 2-byte loads move few bytes per instruction and the
 // tree walks log2(THREADS) barriers; 16-byte loads of 8 bf16 and warp shuffles would do better.
 #include <cuda_bf16.h>
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 argmax_rows_seed(const __nv_bfloat16* __restrict__ x,  // [M, N] row-major
                  int* __restrict__ y,                  // [M]
                  int M, int N) {
-  __shared__ float best_value[THREADS];  // [THREADS] halved each step (THREADS = 2^k)
-  __shared__ int best_column[THREADS];
   const int row = blockIdx.x;
   if (row >= M) return;
   const __nv_bfloat16* xrow = x + static_cast<size_t>(row) * N;
@@ -32,19 +31,6 @@ argmax_rows_seed(const __nv_bfloat16* __restrict__ x,  // [M, N] row-major
     const float value = __bfloat162float(xrow[c]);
     if (value > v) v = value, j = c;
   }
-  best_value[threadIdx.x] = v;
-  best_column[threadIdx.x] = j;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) {
-      const float ov = best_value[threadIdx.x + width];
-      const int oj = best_column[threadIdx.x + width];
-      if (ov > best_value[threadIdx.x] || (ov == best_value[threadIdx.x] && oj < best_column[threadIdx.x])) {
-        best_value[threadIdx.x] = ov;
-        best_column[threadIdx.x] = oj;
-      }
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) y[row] = best_column[0];
+  fk::block_argmax_tree<THREADS>(v, j);
+  if (threadIdx.x == 0) y[row] = j;
 }

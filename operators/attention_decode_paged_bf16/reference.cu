@@ -38,59 +38,18 @@
 // Splitting the 4096-token context in 8 gives BATCH*HKV*8 = 4096 blocks: enough to keep every SM
 // streaming the cache, which is the whole cost (the op is memory-bound).
 #include <cuda_bf16.h>
+#include <forgek/cp_async.cuh>
+#include <forgek/mma.cuh>
+#include <forgek/softmax.cuh>
 
 #define WARPS 4
 #define THREADS 128
 #define CHUNKS (HEAD_DIM / 8)   // 16-byte chunks per K/V row
 #define KSTEPS (HEAD_DIM / 16)  // k16 steps over the head dimension
 #define DTILES (HEAD_DIM / 8)   // n8 tiles of O
-#define NEG_INF __int_as_float(0xff800000)  // -inf (math.h is not available under NVRTC)
-
-__device__ __forceinline__ int swz(int row, int chunk) { return chunk ^ (row & 7); }
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src)
-{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void mma_bf16_16816(float d[4], const unsigned a[4], unsigned b0, unsigned b1)
-{
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
-{
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&v);
-}
-__device__ __forceinline__ float quad_max(float v)
-{
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-__device__ __forceinline__ float quad_sum(float v)
-{
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
+// Shared K, V, Q tiles are [rows][HEAD_DIM] bf16 with the 16-byte chunks of row r XOR-swizzled by
+// r & 7, as the fk::ldmatrix_*_xor helpers read them.
+#define NEG_INF fk::neg_inf()
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
@@ -123,11 +82,11 @@ decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
       const int e = threadIdx.x + i * THREADS, r = e / CHUNKS, ch = e % CHUNKS;
       const int tok = first + r;
       const size_t row = (((size_t)pages[tok / PAGE] * PAGE + tok % PAGE) * HKV + kvh) * HEAD_DIM + ch * 8;
-      const int dst = (buf * TILE + r) * HEAD_DIM + swz(r, ch) * 8;
-      cp_async_16(sK + dst, k_cache + row);
-      cp_async_16(sV + dst, v_cache + row);
+      const int dst = (buf * TILE + r) * HEAD_DIM + fk::swizzle_xor(r, ch) * 8;
+      fk::cp_async_cg_16(sK + dst, k_cache + row);
+      fk::cp_async_cg_16(sV + dst, v_cache + row);
     }
-    cp_async_commit();
+    fk::cp_async_commit();
   };
 
   load_tile(tok0, 0);
@@ -136,7 +95,7 @@ decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
     const int r = e / CHUNKS, ch = e % CHUNKS;
     uint4 val = make_uint4(0u, 0u, 0u, 0u);
     if (r < G) val = *reinterpret_cast<const uint4*>(q + ((size_t)b * HQ + kvh * G + r) * HEAD_DIM + ch * 8);
-    *reinterpret_cast<uint4*>(sQ + r * HEAD_DIM + swz(r, ch) * 8) = val;
+    *reinterpret_cast<uint4*>(sQ + r * HEAD_DIM + fk::swizzle_xor(r, ch) * 8) = val;
   }
 
   unsigned qf[KSTEPS][4];
@@ -147,15 +106,12 @@ decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
 
   for (int i = 0; i < tiles; ++i) {
     const int buf = i & 1;
-    cp_async_wait_all();  // tile i landed (this thread's copies) ...
-    __syncthreads();      // ... everyone's; and buffer buf^1 is no longer read (iteration i-1)
+    fk::cp_async_wait_all();  // tile i landed (this thread's copies) ...
+    __syncthreads();          // ... everyone's; and buffer buf^1 is no longer read (iteration i-1)
     if (i + 1 < tiles) load_tile(tok0 + (i + 1) * TILE, buf ^ 1);
     if (i == 0) {
 #pragma unroll
-      for (int ks = 0; ks < KSTEPS; ++ks) {
-        const int r = lane % 16, ch = ks * 2 + lane / 16;
-        ldmatrix_x4(qf[ks], sQ + r * HEAD_DIM + swz(r, ch) * 8);
-      }
+      for (int ks = 0; ks < KSTEPS; ++ks) fk::ldmatrix_a_xor<HEAD_DIM>(qf[ks], sQ, 0, ks);
     }
     const __nv_bfloat16* const kt = sK + buf * TILE * HEAD_DIM;
     const __nv_bfloat16* const vt = sV + buf * TILE * HEAD_DIM;
@@ -163,46 +119,15 @@ decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
 
     // S[16 heads x 16 tokens] = Q K^T: two n8 tiles of tokens.
     float acc_s[2][4] = {};
-#pragma unroll
-    for (int ks = 0; ks < KSTEPS; ++ks) {
-      const int r = w0 + lane % 8 + 8 * (lane / 16), ch = ks * 2 + (lane / 8) % 2;
-      unsigned kf[4];
-      ldmatrix_x4(kf, kt + r * HEAD_DIM + swz(r, ch) * 8);
-      mma_bf16_16816(acc_s[0], qf[ks], kf[0], kf[1]);
-      mma_bf16_16816(acc_s[1], qf[ks], kf[2], kf[3]);
-    }
+    fk::warp_mma_a_bt_xor<2, KSTEPS, HEAD_DIM>(acc_s, qf, kt, w0);
 
-    // Online softmax, rows g (e = 0, 1) and g+8 (e = 2, 3); no mask: every token is visible.
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      float mx = fmaxf(fmaxf(acc_s[0][2 * hr], acc_s[0][2 * hr + 1]), fmaxf(acc_s[1][2 * hr], acc_s[1][2 * hr + 1]));
-      mx = quad_max(mx) * c;
-      const float m_new = fmaxf(row_max[hr], mx);
-      const float alpha = exp2f(row_max[hr] - m_new);  // 0 on the first tile (-inf - finite)
-      row_max[hr] = m_new;
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const float p0 = exp2f(acc_s[nt][2 * hr] * c - m_new), p1 = exp2f(acc_s[nt][2 * hr + 1] * c - m_new);
-        acc_s[nt][2 * hr] = p0, acc_s[nt][2 * hr + 1] = p1;
-        sum += p0 + p1;
-      }
-      row_sum[hr] = row_sum[hr] * alpha + quad_sum(sum);
-#pragma unroll
-      for (int dt = 0; dt < DTILES; ++dt) acc_o[dt][2 * hr] *= alpha, acc_o[dt][2 * hr + 1] *= alpha;
-    }
-    unsigned pf[4] = {pack_bf16x2(acc_s[0][0], acc_s[0][1]), pack_bf16x2(acc_s[0][2], acc_s[0][3]),
-                      pack_bf16x2(acc_s[1][0], acc_s[1][1]), pack_bf16x2(acc_s[1][2], acc_s[1][3])};
+    // Online softmax, rows g and g+8; no mask: every token is visible.
+    fk::online_softmax_mma_rows<2, DTILES>(acc_s, acc_o, row_max, row_sum, c);
+    unsigned pf[1][4];  // P as the A fragment of the warp's 16 tokens
+    fk::c_to_a_bf16(pf[0], acc_s[0], acc_s[1]);
 
     // O += P V over the warp's 16 tokens.
-#pragma unroll
-    for (int dp = 0; dp < DTILES / 2; ++dp) {
-      const int r = w0 + lane % 16, ch = dp * 2 + lane / 16;
-      unsigned vf[4];
-      ldmatrix_x4_trans(vf, vt + r * HEAD_DIM + swz(r, ch) * 8);
-      mma_bf16_16816(acc_o[2 * dp], pf, vf[0], vf[1]);
-      mma_bf16_16816(acc_o[2 * dp + 1], pf, vf[2], vf[3]);
-    }
+    fk::warp_mma_a_b_xor<1, DTILES, HEAD_DIM>(acc_o, pf, vt, w0);
   }
 
   // Merge the 4 warps' states. The K/V tiles are dead now: reuse them as s_o [WARPS][16][D] fp32.

@@ -37,6 +37,9 @@
 //   wait K_j; barrier; S = Q K_j^T; issue K_{j+1}; softmax; wait V_j; barrier; issue V_{j+1}; O += P V_j.
 // The buffer a prefetch overwrites was last read in iteration j-1, before this iteration's barrier.
 #include <cuda_bf16.h>
+#include <forgek/cp_async.cuh>
+#include <forgek/mma.cuh>
+#include <forgek/softmax.cuh>
 
 #define WARPS (BM / 16)
 #define THREADS (WARPS * 32)
@@ -44,69 +47,10 @@
 #define KSTEPS (HEAD_DIM / 16) // k16 steps over the head dimension
 #define DTILES (HEAD_DIM / 8)  // n8 tiles of O per warp
 #define NTILES (BN / 8)        // n8 tiles of S per warp
-#define NEG_INF __int_as_float(0xff800000)  // -inf (math.h is not available under NVRTC)
 
-// Rows are 256 bytes (D = 128): XOR the chunk with the row's low 3 bits so the 8 rows one
-// ldmatrix reads fall in 8 different 16-byte bank groups.
-__device__ __forceinline__ int swz(int row, int chunk) { return chunk ^ (row & 7); }
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src)
-{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void mma_bf16_16816(float d[4], const unsigned a[4], unsigned b0, unsigned b1)
-{
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
-{
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&v);
-}
-// Max / sum over the 4 lanes of a quad (the lanes that share one row of an mma fragment).
-__device__ __forceinline__ float quad_max(float v)
-{
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-__device__ __forceinline__ float quad_sum(float v)
-{
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
-
-// Copies `rows` rows of HEAD_DIM bf16 (row stride HEAD_DIM) from global into a swizzled tile.
-template <int ROWS>
-__device__ __forceinline__ void load_rows(__nv_bfloat16* tile, const __nv_bfloat16* src)
-{
-#pragma unroll
-  for (int i = 0; i < ROWS * CHUNKS / THREADS; ++i) {
-    const int e = threadIdx.x + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
-    cp_async_16(tile + r * HEAD_DIM + swz(r, c) * 8, src + (size_t)r * HEAD_DIM + c * 8);
-  }
-}
-
+// Shared tiles are [rows][HEAD_DIM] bf16 with the 16-byte chunks of row r XOR-swizzled by r & 7
+// (fk::cp_async_tile_xor writes them so, the fk::ldmatrix_*_xor helpers read them so): the 8 rows
+// one ldmatrix reads fall in 8 different 16-byte bank groups.
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
                       const __nv_bfloat16* __restrict__ k,  // [BATCH, HKV, S, D]
@@ -118,6 +62,7 @@ attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
   __nv_bfloat16* const sQ = reinterpret_cast<__nv_bfloat16*>(smem);  // [BM][D]
   __nv_bfloat16* const sK = sQ + BM * HEAD_DIM;                        // 2 x [BN][D]
   __nv_bfloat16* const sV = sK + 2 * BN * HEAD_DIM;                    // 2 x [BN][D]
+  constexpr int kRowBytes = HEAD_DIM * 2;
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;  // mma fragment row group and column pair
@@ -135,15 +80,15 @@ attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
   const float c = softmax_scale * 1.4426950408889634f;  // scores to log2 units
 
   // Prologue: Q and K_0 in one group, V_0 in the next.
-  load_rows<BM>(sQ, qh);
-  load_rows<BN>(sK, kh);
-  cp_async_commit();
-  load_rows<BN>(sV, vh);
-  cp_async_commit();
+  fk::cp_async_tile_xor<BM, CHUNKS, THREADS>(sQ, qh, kRowBytes);
+  fk::cp_async_tile_xor<BN, CHUNKS, THREADS>(sK, kh, kRowBytes);
+  fk::cp_async_commit();
+  fk::cp_async_tile_xor<BN, CHUNKS, THREADS>(sV, vh, kRowBytes);
+  fk::cp_async_commit();
 
   unsigned qf[KSTEPS][4];          // this warp's 16 query rows as A fragments, all of D
   float acc_o[DTILES][4] = {};     // O[16][D]: rows g and g+8, columns 8*j + 2t, +1
-  float row_max[2] = {NEG_INF, NEG_INF}, row_sum[2] = {0.0f, 0.0f};  // rows g, g+8 (log2 units)
+  float row_max[2] = {fk::neg_inf(), fk::neg_inf()}, row_sum[2] = {0.0f, 0.0f};  // rows g, g+8 (log2 units)
   const int row_lo = q0 + warp * 16 + g;  // query index of fragment row g (row g+8 is +8)
 
   for (int j = 0; j < n_tiles; ++j) {
@@ -151,14 +96,11 @@ attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
     const __nv_bfloat16* const kt = sK + buf * BN * HEAD_DIM;
     const __nv_bfloat16* const vt = sV + buf * BN * HEAD_DIM;
 
-    cp_async_wait<1>();  // K_j (and Q) landed; V_j may still be in flight
+    fk::cp_async_wait<1>();  // K_j (and Q) landed; V_j may still be in flight
     __syncthreads();
     if (j == 0) {
 #pragma unroll
-      for (int ks = 0; ks < KSTEPS; ++ks) {
-        const int r = warp * 16 + lane % 16, ch = ks * 2 + lane / 16;
-        ldmatrix_x4(qf[ks], sQ + r * HEAD_DIM + swz(r, ch) * 8);
-      }
+      for (int ks = 0; ks < KSTEPS; ++ks) fk::ldmatrix_a_xor<HEAD_DIM>(qf[ks], sQ, warp * 16, ks);
     }
     // Warp-uniform: this warp's rows q0+16w .. +15 see some key of the tile.
     const bool active = k0 <= q0 + warp * 16 + 15;
@@ -167,22 +109,13 @@ attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
     float acc_s[NTILES][4];
 #pragma unroll
     for (int nt = 0; nt < NTILES; ++nt) acc_s[nt][0] = acc_s[nt][1] = acc_s[nt][2] = acc_s[nt][3] = 0.0f;
-    if (active) {
-#pragma unroll
-      for (int ks = 0; ks < KSTEPS; ++ks)
-#pragma unroll
-        for (int np = 0; np < NTILES / 2; ++np) {  // (keys 0-7,d 0-7) (keys 0-7,d 8-15) (keys 8-15,d 0-7) (keys 8-15,d 8-15)
-          const int r = np * 16 + lane % 8 + 8 * (lane / 16), ch = ks * 2 + (lane / 8) % 2;
-          unsigned kf[4];
-          ldmatrix_x4(kf, kt + r * HEAD_DIM + swz(r, ch) * 8);
-          mma_bf16_16816(acc_s[2 * np], qf[ks], kf[0], kf[1]);
-          mma_bf16_16816(acc_s[2 * np + 1], qf[ks], kf[2], kf[3]);
-        }
-    }
+    if (active) fk::warp_mma_a_bt_xor<NTILES, KSTEPS, HEAD_DIM>(acc_s, qf, kt, 0);
 
     // Prefetch K_{j+1} into the other buffer (last read in iteration j-1).
-    if (j + 1 < n_tiles) load_rows<BN>(sK + (buf ^ 1) * BN * HEAD_DIM, kh + (size_t)(k0 + BN) * HEAD_DIM);
-    cp_async_commit();
+    if (j + 1 < n_tiles)
+      fk::cp_async_tile_xor<BN, CHUNKS, THREADS>(sK + (buf ^ 1) * BN * HEAD_DIM, kh + (size_t)(k0 + BN) * HEAD_DIM,
+                                                 kRowBytes);
+    fk::cp_async_commit();
 
     unsigned pf[BN / 16][4];  // P as A fragments for O += P V
     if (active) {
@@ -193,61 +126,28 @@ attention_prefill_fa2(const __nv_bfloat16* __restrict__ q,  // [BATCH, HQ, S, D]
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int key = k0 + nt * 8 + 2 * t + (e & 1), row = row_lo + 8 * (e / 2);
-            if (key > row) acc_s[nt][e] = NEG_INF;
+            if (key > row) acc_s[nt][e] = fk::neg_inf();
           }
       }
-      // Online softmax for rows g (e = 0, 1) and g+8 (e = 2, 3).
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        float mx = NEG_INF;
-#pragma unroll
-        for (int nt = 0; nt < NTILES; ++nt) mx = fmaxf(mx, fmaxf(acc_s[nt][2 * hr], acc_s[nt][2 * hr + 1]));
-        mx = quad_max(mx) * c;
-        const float m_new = fmaxf(row_max[hr], mx);  // finite: key 0 is in tile 0 for every row
-        const float alpha = exp2f(row_max[hr] - m_new);
-        row_max[hr] = m_new;
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < NTILES; ++nt) {
-          const float p0 = exp2f(acc_s[nt][2 * hr] * c - m_new), p1 = exp2f(acc_s[nt][2 * hr + 1] * c - m_new);
-          acc_s[nt][2 * hr] = p0, acc_s[nt][2 * hr + 1] = p1;
-          sum += p0 + p1;
-        }
-        row_sum[hr] = row_sum[hr] * alpha + quad_sum(sum);
-#pragma unroll
-        for (int dt = 0; dt < DTILES; ++dt) acc_o[dt][2 * hr] *= alpha, acc_o[dt][2 * hr + 1] *= alpha;
-      }
+      // Online softmax for rows g and g+8 (key 0 is in tile 0 for every row, so the max is finite).
+      fk::online_softmax_mma_rows<NTILES, DTILES>(acc_s, acc_o, row_max, row_sum, c);
       // C fragments of n8 tiles 2kk, 2kk+1 = A fragment of k16 step kk.
 #pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
-        pf[kk][0] = pack_bf16x2(acc_s[2 * kk][0], acc_s[2 * kk][1]);
-        pf[kk][1] = pack_bf16x2(acc_s[2 * kk][2], acc_s[2 * kk][3]);
-        pf[kk][2] = pack_bf16x2(acc_s[2 * kk + 1][0], acc_s[2 * kk + 1][1]);
-        pf[kk][3] = pack_bf16x2(acc_s[2 * kk + 1][2], acc_s[2 * kk + 1][3]);
-      }
+      for (int kk = 0; kk < BN / 16; ++kk) fk::c_to_a_bf16(pf[kk], acc_s[2 * kk], acc_s[2 * kk + 1]);
     }
 
-    cp_async_wait<1>();  // V_j landed; K_{j+1} may still be in flight
+    fk::cp_async_wait<1>();  // V_j landed; K_{j+1} may still be in flight
     __syncthreads();
     // Prefetch V_{j+1} into the other buffer (last read in iteration j-1, before the barrier above).
-    if (j + 1 < n_tiles) load_rows<BN>(sV + (buf ^ 1) * BN * HEAD_DIM, vh + (size_t)(k0 + BN) * HEAD_DIM);
-    cp_async_commit();
+    if (j + 1 < n_tiles)
+      fk::cp_async_tile_xor<BN, CHUNKS, THREADS>(sV + (buf ^ 1) * BN * HEAD_DIM, vh + (size_t)(k0 + BN) * HEAD_DIM,
+                                                 kRowBytes);
+    fk::cp_async_commit();
 
     // O += P V_j: V [key][d] row-major is k x n with n contiguous, read transposed.
-    if (active) {
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk)
-#pragma unroll
-        for (int dp = 0; dp < DTILES / 2; ++dp) {  // (keys 0-7,d 0-7) (keys 8-15,d 0-7) (keys 0-7,d 8-15) (keys 8-15,d 8-15)
-          const int r = kk * 16 + lane % 16, ch = dp * 2 + lane / 16;
-          unsigned vf[4];
-          ldmatrix_x4_trans(vf, vt + r * HEAD_DIM + swz(r, ch) * 8);
-          mma_bf16_16816(acc_o[2 * dp], pf[kk], vf[0], vf[1]);
-          mma_bf16_16816(acc_o[2 * dp + 1], pf[kk], vf[2], vf[3]);
-        }
-    }
+    if (active) fk::warp_mma_a_b_xor<BN / 16, DTILES, HEAD_DIM>(acc_o, pf, vt, 0);
   }
-  cp_async_wait<0>();  // only empty groups can remain; nothing may be in flight at exit
+  fk::cp_async_wait<0>();  // only empty groups can remain; nothing may be in flight at exit
 
   // O / l, rounded to bf16: fragment row g (and g+8), columns 8*dt + 2t, +1.
   const float inv0 = 1.0f / row_sum[0], inv1 = 1.0f / row_sum[1];

@@ -29,6 +29,8 @@
 //   (non-transposed) ldmatrix.
 // Plain on purpose: pixel coordinates recomputed per chunk, no TMA im2col, no wgmma.
 #include <cuda_bf16.h>
+#include <forgek/cp_async.cuh>
+#include <forgek/mma.cuh>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define MI (WM / 16)
@@ -39,32 +41,6 @@ __device__ __forceinline__ int swizzle_chunk(int row, int chunk)
 {
   if (CHUNKS >= 8) return chunk ^ (row & 7);
   return chunk ^ ((row / (8 / CHUNKS)) % CHUNKS);  // rows shorter than 128 B share a line
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes)
-{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void mma_bf16_16816(float d[4], const unsigned a[4], const unsigned b[2])
-{
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -97,12 +73,12 @@ conv2d_implicit_gemm(const __nv_bfloat16* __restrict__ x,  // [N, H, W, C]
       const int ih = p + dr, iw = q + ds;
       const bool inside = m < pixels && ih >= 0 && ih < H && iw >= 0 && iw < W;
       const __nv_bfloat16* src = inside ? x + (((size_t)n * H + ih) * W + iw) * C + c0 + c * 8 : x;
-      cp_async_16(a + row * BK + swizzle_chunk(row, c) * 8, src, inside ? 16 : 0);
+      fk::cp_async_cg_16(a + row * BK + swizzle_chunk(row, c) * 8, src, inside ? 16 : 0);
     }
 #pragma unroll
     for (int i = 0; i < BN * CHUNKS / THREADS; ++i) {  // w[f0 .. f0+BN, t0 .. t0+BK)
       const int e = tid + i * THREADS, row = e / CHUNKS, c = e % CHUNKS;
-      cp_async_16(b + row * BK + swizzle_chunk(row, c) * 8, w + (size_t)(f0 + row) * taps + t0 + c * 8, 16);
+      fk::cp_async_cg_16(b + row * BK + swizzle_chunk(row, c) * 8, w + (size_t)(f0 + row) * taps + t0 + c * 8, 16);
     }
   };
 
@@ -111,16 +87,16 @@ conv2d_implicit_gemm(const __nv_bfloat16* __restrict__ x,  // [N, H, W, C]
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) load_tile(s, s);
-    cp_async_commit();
+    fk::cp_async_commit();
   }
 
   for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();
+    fk::cp_async_wait<STAGES - 2>();
     __syncthreads();
     {
       const int next = kt + STAGES - 1;
       if (next < k_tiles) load_tile(next, next % STAGES);
-      cp_async_commit();
+      fk::cp_async_commit();
     }
 
     const __nv_bfloat16* a = sA + (kt % STAGES) * BM * BK;
@@ -131,13 +107,13 @@ conv2d_implicit_gemm(const __nv_bfloat16* __restrict__ x,  // [N, H, W, C]
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {  // 16 pixels x 16 taps
         const int r = warp_m * WM + mi * 16 + lane % 16, c = kk * 2 + lane / 16;
-        ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c) * 8);
+        fk::ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c) * 8);
       }
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {  // (f0-7,t0-7) (f0-7,t8-15) (f8-15,t0-7) (f8-15,t8-15)
         const int r = warp_n * WN + nj * 16 + lane % 8 + 8 * (lane / 16), c = kk * 2 + (lane / 8) % 2;
         unsigned t[4];
-        ldmatrix_x4(t, b + r * BK + swizzle_chunk(r, c) * 8);
+        fk::ldmatrix_x4(t, b + r * BK + swizzle_chunk(r, c) * 8);
         bf[2 * nj][0] = t[0];
         bf[2 * nj][1] = t[1];
         bf[2 * nj + 1][0] = t[2];
@@ -146,10 +122,10 @@ conv2d_implicit_gemm(const __nv_bfloat16* __restrict__ x,  // [N, H, W, C]
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < NI; ++ni) mma_bf16_16816(acc[mi][ni], af[mi], bf[ni]);
+        for (int ni = 0; ni < NI; ++ni) fk::mma_m16n8k16_bf16(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
     }
   }
-  cp_async_wait<0>();
+  fk::cp_async_wait<0>();
 
   // Epilogue: fragment element (lane/4 [+8], 2*(lane%4) + {0,1}) -> y[pixel, filter pair].
 #pragma unroll

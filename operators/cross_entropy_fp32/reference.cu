@@ -18,23 +18,11 @@
 //   loss = m + log(s) - x[target]   (x[target] is one 4-byte load, an L2 hit right after the pass).
 // Memory-bound: at V = 128256 a row is 501 KiB; 4 CTAs of 512 threads share an SM, so 16 rows stream
 // per SM at once (32 KiB of loads in flight) and the tail wave is ~3% of 15.5 waves.
+#include <forgek/softmax.cuh>
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
 // Online-softmax state of a set of logits: their max and the sum of exp(x - max).
-struct LseState {
-  float max;
-  float sum;
-};
-
-// Merges the states of two disjoint sets; symmetric, so a butterfly leaves all lanes equal.
-__device__ __forceinline__ LseState merge(LseState a, LseState b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty: avoid exp(-inf - -inf) = NaN
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
+using LseState = fk::SoftmaxState;
 
 // Adds n float4 (already loaded) to a thread's state.
 template <int n>
@@ -60,7 +48,7 @@ cross_entropy_reference(const float* __restrict__ logits,  // [T, V] row-major
   const float4* row4 = reinterpret_cast<const float4*>(row);  // V % 4 == 0: rows stay 16-byte aligned
   const int vectors = V / 4;
 
-  LseState st{neg_inf(), 0.f};
+  LseState st{fk::neg_inf(), 0.f};
   // Full batches: BATCH float4 per thread, strided by THREADS so each warp load is 512 contiguous bytes.
   const int full = vectors / (THREADS * BATCH) * (THREADS * BATCH);
   for (int base = threadIdx.x; base < full; base += THREADS * BATCH) {
@@ -75,16 +63,12 @@ cross_entropy_reference(const float* __restrict__ logits,  // [T, V] row-major
     absorb(st, v);
   }
 
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    st = merge(st, {__shfl_xor_sync(kFullMask, st.max, offset), __shfl_xor_sync(kFullMask, st.sum, offset)});
+  st = fk::warp_softmax_merge(st);
   if (threadIdx.x % 32 == 0) warp_state[threadIdx.x / 32] = st;
   __syncthreads();
   if (threadIdx.x < 32) {
-    st = threadIdx.x < THREADS / 32 ? warp_state[threadIdx.x] : LseState{neg_inf(), 0.f};
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      st = merge(st, {__shfl_xor_sync(kFullMask, st.max, offset), __shfl_xor_sync(kFullMask, st.sum, offset)});
+    st = threadIdx.x < THREADS / 32 ? warp_state[threadIdx.x] : LseState{fk::neg_inf(), 0.f};
+    st = fk::warp_softmax_merge(st);
     if (threadIdx.x == 0) loss[t] = st.max + logf(st.sum) - row[targets[t]];
   }
 }

@@ -15,22 +15,7 @@
 // Scalar 4-byte loads, shared-memory tree reductions, accurate expf/logf. Correct for any T, V.
 // Left slow on purpose: the 513 KB row is read twice (an online max/sum reads it once) and scalar
 // loads keep few bytes in flight.
-
-__device__ float block_reduce(float value, bool take_max) {
-  __shared__ float partial[THREADS];  // [THREADS] halved each step (THREADS = 2^k)
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) {
-      const float other = partial[threadIdx.x + width];
-      partial[threadIdx.x] = take_max ? fmaxf(partial[threadIdx.x], other) : partial[threadIdx.x] + other;
-    }
-    __syncthreads();
-  }
-  const float result = partial[0];
-  __syncthreads();  // partial[] is reused by the next call
-  return result;
-}
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 cross_entropy_seed(const float* __restrict__ logits,  // [T, V] row-major
@@ -43,11 +28,11 @@ cross_entropy_seed(const float* __restrict__ logits,  // [T, V] row-major
 
   float local_max = __int_as_float(0xff800000);  // -inf
   for (int j = threadIdx.x; j < V; j += THREADS) local_max = fmaxf(local_max, row[j]);
-  const float row_max = block_reduce(local_max, true);
+  const float row_max = fk::block_max_tree<THREADS>(local_max);
 
   float local_sum = 0.f;
   for (int j = threadIdx.x; j < V; j += THREADS) local_sum += expf(row[j] - row_max);
-  const float row_sum = block_reduce(local_sum, false);
+  const float row_sum = fk::block_sum_tree<THREADS>(local_sum);
 
   if (threadIdx.x == 0) loss[t] = row_max + logf(row_sum) - row[targets[t]];
 }

@@ -32,6 +32,8 @@
 // M need not be a multiple of BM: rows past M are zero-filled on load and skipped on store (the
 // M=64 config runs with any BM). N and K must be multiples of BN and BK (manifest constraints).
 #include <cuda_bf16.h>
+#include <forgek/cp_async.cuh>
+#include <forgek/mma.cuh>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define MI (WM / 16)  // m16 fragments per warp tile
@@ -47,43 +49,6 @@ __device__ __forceinline__ int swizzle_chunk(int row, int chunk, int chunks)
 {
   if (chunks >= 8) return chunk ^ (row & 7);          // one row spans >= 128 B
   return chunk ^ ((row / (8 / chunks)) % chunks);     // 64 B rows: two rows share a 128 B line
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte global->shared copy that bypasses L1; src_bytes = 0 writes zeros (rows past M).
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes)
-{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-// Four 8x8 bf16 matrices; lane l supplies the address of row l%8 of matrix l/8.
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-// Same, transposed on the way: turns the k-rows of row-major B into the "col" B fragment of mma.
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-
-// d[16x8] += a[16x16] · b[16x8], fp32 accumulators.
-__device__ __forceinline__ void mma_bf16_16816(float d[4], const unsigned a[4], const unsigned b[2])
-{
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // Block index -> (tile_m, tile_n), walking GROUP_M tile-rows at a time down a column of tiles, so
@@ -135,12 +100,12 @@ gemm_bias_gelu_mma_sync(const __nv_bfloat16* __restrict__ A,     // [M, K] row-m
       const int e = tid + i * THREADS, r = e / A_CHUNKS, c = e % A_CHUNKS;
       const bool in_m = m0 + r < M;
       const __nv_bfloat16* src = in_m ? A + (size_t)(m0 + r) * K + k0 + c * 8 : A;
-      cp_async_16(a + r * BK + swizzle_chunk(r, c, A_CHUNKS) * 8, src, in_m ? 16 : 0);
+      fk::cp_async_cg_16(a + r * BK + swizzle_chunk(r, c, A_CHUNKS) * 8, src, in_m ? 16 : 0);
     }
 #pragma unroll
     for (int i = 0; i < BK * B_CHUNKS / THREADS; ++i) {  // B[k0 .. k0+BK, n0 .. n0+BN)
       const int e = tid + i * THREADS, r = e / B_CHUNKS, c = e % B_CHUNKS;
-      cp_async_16(b + r * BN + swizzle_chunk(r, c, B_CHUNKS) * 8, B + (size_t)(k0 + r) * N + n0 + c * 8, 16);
+      fk::cp_async_cg_16(b + r * BN + swizzle_chunk(r, c, B_CHUNKS) * 8, B + (size_t)(k0 + r) * N + n0 + c * 8, 16);
     }
   };
 
@@ -150,16 +115,16 @@ gemm_bias_gelu_mma_sync(const __nv_bfloat16* __restrict__ A,     // [M, K] row-m
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) load_tile(s, s);
-    cp_async_commit();
+    fk::cp_async_commit();
   }
 
   for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // k-tile kt has landed (for this thread) ...
-    __syncthreads();              // ... for every thread; and slot (kt-1)%STAGES is no longer read
+    fk::cp_async_wait<STAGES - 2>();  // k-tile kt has landed (for this thread) ...
+    __syncthreads();                  // ... for every thread; and slot (kt-1)%STAGES is no longer read
     {
       const int next = kt + STAGES - 1;
       if (next < k_tiles) load_tile(next, next % STAGES);
-      cp_async_commit();
+      fk::cp_async_commit();
     }
 
     const __nv_bfloat16* a = sA + (kt % STAGES) * BM * BK;
@@ -170,13 +135,13 @@ gemm_bias_gelu_mma_sync(const __nv_bfloat16* __restrict__ A,     // [M, K] row-m
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {  // A fragment 16x16: lanes 0-15 rows at k+0, lanes 16-31 at k+8
         const int r = warp_m * WM + mi * 16 + lane % 16, c = kk * 2 + lane / 16;
-        ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c, A_CHUNKS) * 8);
+        fk::ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c, A_CHUNKS) * 8);
       }
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {  // two n8 B fragments (16 k x 16 n) per ldmatrix.x4.trans
         const int r = kk * 16 + lane % 16, c = (warp_n * WN + nj * 16) / 8 + lane / 16;
         unsigned t[4];
-        ldmatrix_x4_trans(t, b + r * BN + swizzle_chunk(r, c, B_CHUNKS) * 8);
+        fk::ldmatrix_x4_trans(t, b + r * BN + swizzle_chunk(r, c, B_CHUNKS) * 8);
         bf[2 * nj][0] = t[0];
         bf[2 * nj][1] = t[1];
         bf[2 * nj + 1][0] = t[2];
@@ -185,10 +150,10 @@ gemm_bias_gelu_mma_sync(const __nv_bfloat16* __restrict__ A,     // [M, K] row-m
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < NI; ++ni) mma_bf16_16816(acc[mi][ni], af[mi], bf[ni]);
+        for (int ni = 0; ni < NI; ++ni) fk::mma_m16n8k16_bf16(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
     }
   }
-  cp_async_wait<0>();  // nothing may be in flight into shared memory when the block exits
+  fk::cp_async_wait<0>();  // nothing may be in flight into shared memory when the block exits
 
   // Epilogue: C fragment element (lane/4 [+8], 2*(lane%4) + {0,1}) -> + bias, GELU, one bf16x2 store.
 #pragma unroll

@@ -30,6 +30,8 @@
 // no warp specialisation, no L2-aware tile order.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+#include <forgek/cp_async.cuh>
+#include <forgek/mma.cuh>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define MI (WM / 16)       // m16 fragments per warp tile
@@ -42,36 +44,6 @@ __device__ __forceinline__ int swizzle_chunk(int row, int chunk)
 {
   if (CHUNKS >= 8) return chunk ^ (row & 7);
   return chunk ^ ((row / (8 / CHUNKS)) % CHUNKS);  // rows shorter than 128 B share a line
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte global->shared copy that bypasses L1; src_bytes = 0 writes zeros (rows past M).
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes)
-{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned r[4], const void* p)
-{
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
-}
-
-// d[16x8] += a[16x32] · b[32x8], e4m3 operands, fp32 accumulators.
-__device__ __forceinline__ void mma_e4m3_16832(float d[4], const unsigned a[4], const unsigned b[2])
-{
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -103,12 +75,12 @@ gemm_fp8_mma_sync(const __nv_fp8_e4m3* __restrict__ A,  // [M, K] row-major
       const int e = tid + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
       const bool in_m = m0 + r < M;
       const unsigned char* src = in_m ? gA + (size_t)(m0 + r) * K + k0 + c * 16 : gA;
-      cp_async_16(a + r * BK + swizzle_chunk(r, c) * 16, src, in_m ? 16 : 0);
+      fk::cp_async_cg_16(a + r * BK + swizzle_chunk(r, c) * 16, src, in_m ? 16 : 0);
     }
 #pragma unroll
     for (int i = 0; i < BN * CHUNKS / THREADS; ++i) {  // B[n0 .. n0+BN, k0 .. k0+BK)
       const int e = tid + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
-      cp_async_16(b + r * BK + swizzle_chunk(r, c) * 16, gB + (size_t)(n0 + r) * K + k0 + c * 16, 16);
+      fk::cp_async_cg_16(b + r * BK + swizzle_chunk(r, c) * 16, gB + (size_t)(n0 + r) * K + k0 + c * 16, 16);
     }
   };
 
@@ -117,16 +89,16 @@ gemm_fp8_mma_sync(const __nv_fp8_e4m3* __restrict__ A,  // [M, K] row-major
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) load_tile(s, s);
-    cp_async_commit();
+    fk::cp_async_commit();
   }
 
   for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // k-tile kt has landed for this thread ...
-    __syncthreads();              // ... and for all; slot (kt-1)%STAGES is free to refill
+    fk::cp_async_wait<STAGES - 2>();  // k-tile kt has landed for this thread ...
+    __syncthreads();                  // ... and for all; slot (kt-1)%STAGES is free to refill
     {
       const int next = kt + STAGES - 1;
       if (next < k_tiles) load_tile(next, next % STAGES);
-      cp_async_commit();
+      fk::cp_async_commit();
     }
 
     const unsigned char* a = sA + (kt % STAGES) * BM * BK;
@@ -137,13 +109,13 @@ gemm_fp8_mma_sync(const __nv_fp8_e4m3* __restrict__ A,  // [M, K] row-major
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {  // matrices: (m0-7,k0-15) (m8-15,k0-15) (m0-7,k16-31) (m8-15,k16-31)
         const int r = warp_m * WM + mi * 16 + lane % 16, c = kk * 2 + lane / 16;
-        ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c) * 16);
+        fk::ldmatrix_x4(af[mi], a + r * BK + swizzle_chunk(r, c) * 16);
       }
 #pragma unroll
       for (int nj = 0; nj < NI / 2; ++nj) {  // matrices: (n0-7,k0-15) (n0-7,k16-31) (n8-15,k0-15) (n8-15,k16-31)
         const int r = warp_n * WN + nj * 16 + lane % 8 + 8 * (lane / 16), c = kk * 2 + (lane / 8) % 2;
         unsigned t[4];
-        ldmatrix_x4(t, b + r * BK + swizzle_chunk(r, c) * 16);
+        fk::ldmatrix_x4(t, b + r * BK + swizzle_chunk(r, c) * 16);
         bf[2 * nj][0] = t[0];
         bf[2 * nj][1] = t[1];
         bf[2 * nj + 1][0] = t[2];
@@ -152,10 +124,10 @@ gemm_fp8_mma_sync(const __nv_fp8_e4m3* __restrict__ A,  // [M, K] row-major
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < NI; ++ni) mma_e4m3_16832(acc[mi][ni], af[mi], bf[ni]);
+        for (int ni = 0; ni < NI; ++ni) fk::mma_m16n8k32_e4m3(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
     }
   }
-  cp_async_wait<0>();
+  fk::cp_async_wait<0>();
 
   // Epilogue: scale the fp32 sums once; fragment element (lane/4 [+8], 2*(lane%4) + {0,1}).
   const float scale = scale_a[0] * scale_b[0];

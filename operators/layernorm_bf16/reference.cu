@@ -25,46 +25,11 @@
 // x is read with evict-first loads and y written with streaming stores: neither is reused, and
 // keeping them out of L2 leaves it to gamma and beta.
 #include <cuda_bf16.h>
+#include <forgek/reduce.cuh>
+#include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-// 8 bf16 packed in 16 bytes <-> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  uint4 v;
-  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
-// The CTA-wide sum, the same bit for bit in every thread (all read the warp sums in one order).
-// `partial` is [blockDim.x / 32]; each call gets its own array, so no barrier is needed after.
-__device__ __forceinline__ float block_sum(float v, float* partial) {
-  v = warp_sum(v);
-  if (threadIdx.x % kWarp == 0) partial[threadIdx.x / kWarp] = v;
-  __syncthreads();
-  float total = 0.f;
-  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) total += partial[w];
-  return total;
-}
 
 extern "C" __global__ void __launch_bounds__(kMaxThreads)
 layernorm_bf16_reference(const __nv_bfloat16* __restrict__ x,      // [M, N]
@@ -93,23 +58,23 @@ layernorm_bf16_reference(const __nv_bfloat16* __restrict__ x,      // [M, N]
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     float f[8];
-    unpack8(v[i], f);
+    fk::unpack_bf16x8(v[i], f);
 #pragma unroll
     for (int k = 0; k < 8; ++k) sum += f[k];
   }
-  const float mean = block_sum(sum, sum_partial) / N;
+  const float mean = fk::block_sum(sum, sum_partial) / N;
 
   float sq = 0.f;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     if (i * threads + tid < nvec) {  // padding would add mean^2
       float f[8];
-      unpack8(v[i], f);
+      fk::unpack_bf16x8(v[i], f);
 #pragma unroll
       for (int k = 0; k < 8; ++k) sq = fmaf(f[k] - mean, f[k] - mean, sq);
     }
   }
-  const float rstd = rsqrtf(block_sum(sq, sq_partial) / N + eps);
+  const float rstd = rsqrtf(fk::block_sum(sq, sq_partial) / N + eps);
 
   const uint4* gamma4 = reinterpret_cast<const uint4*>(gamma);
   const uint4* beta4 = reinterpret_cast<const uint4*>(beta);
@@ -118,12 +83,12 @@ layernorm_bf16_reference(const __nv_bfloat16* __restrict__ x,      // [M, N]
     const int idx = i * threads + tid;
     if (idx < nvec) {
       float f[8], g[8], b[8];
-      unpack8(v[i], f);
-      unpack8(__ldg(gamma4 + idx), g);
-      unpack8(__ldg(beta4 + idx), b);
+      fk::unpack_bf16x8(v[i], f);
+      fk::unpack_bf16x8(__ldg(gamma4 + idx), g);
+      fk::unpack_bf16x8(__ldg(beta4 + idx), b);
 #pragma unroll
       for (int k = 0; k < 8; ++k) f[k] = fmaf((f[k] - mean) * rstd, g[k], b[k]);
-      __stcs(yrow + idx, pack8(f));
+      __stcs(yrow + idx, fk::pack_bf16x8(f));
     }
   }
 }

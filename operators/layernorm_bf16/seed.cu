@@ -16,19 +16,7 @@
 // Scalar 2-byte accesses and shared-memory tree reductions. Correct for any M, N; left slow on
 // purpose: x is read three times and every reduction walks log2(THREADS) barriers.
 #include <cuda_bf16.h>
-
-__device__ float block_sum(float value) {
-  __shared__ float partial[THREADS];  // [THREADS] one value per thread, halved each step
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  const float result = partial[0];
-  __syncthreads();  // partial[] is reused by the next call
-  return result;
-}
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 layernorm_bf16_seed(const __nv_bfloat16* __restrict__ x,      // [M, N]
@@ -43,14 +31,14 @@ layernorm_bf16_seed(const __nv_bfloat16* __restrict__ x,      // [M, N]
 
   float local = 0.f;
   for (int j = threadIdx.x; j < N; j += THREADS) local += __bfloat162float(xrow[j]);
-  const float mean = block_sum(local) / N;
+  const float mean = fk::block_sum_tree<THREADS>(local) / N;
 
   local = 0.f;
   for (int j = threadIdx.x; j < N; j += THREADS) {
     const float d = __bfloat162float(xrow[j]) - mean;
     local += d * d;
   }
-  const float rstd = rsqrtf(block_sum(local) / N + eps);
+  const float rstd = rsqrtf(fk::block_sum_tree<THREADS>(local) / N + eps);
 
   for (int j = threadIdx.x; j < N; j += THREADS) {
     const float normalised = (__bfloat162float(xrow[j]) - mean) * rstd;

@@ -21,10 +21,8 @@
 //   output:    lanes < K store one weight and one id each (K*8 contiguous bytes per token).
 // Rows are 512 bytes, so a 4-warp CTA streams 2 KiB; the whole problem is 8 MiB of reads,
 // memory-bound; the K butterflies are the only latency on the path.
+#include <forgek/reduce.cuh>
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ bool before(float v, int j, float w, int k) { return v > w || (v == w && j < k); }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
 moe_topk_softmax_reference(const float* __restrict__ logits,  // [T, 128] row-major
@@ -47,13 +45,9 @@ moe_topk_softmax_reference(const float* __restrict__ logits,  // [T, 128] row-ma
     int best_id = E;
 #pragma unroll
     for (int c = 0; c < 4; ++c)
-      if (!(taken >> c & 1u) && before(v[c], 4 * lane + c, best, best_id)) best = v[c], best_id = 4 * lane + c;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const float other = __shfl_xor_sync(kFullMask, best, offset);
-      const int other_id = __shfl_xor_sync(kFullMask, best_id, offset);
-      if (before(other, other_id, best, best_id)) best = other, best_id = other_id;
-    }
+      if (!(taken >> c & 1u) && fk::argmax_before(v[c], 4 * lane + c, best, best_id))
+        best = v[c], best_id = 4 * lane + c;
+    fk::warp_argmax(best, best_id);
     if (best_id / 4 == lane) taken |= 1u << (best_id % 4);
     if (k == lane) my_value = best, my_id = best_id;
     if (k == 0) top = best;
@@ -61,8 +55,7 @@ moe_topk_softmax_reference(const float* __restrict__ logits,  // [T, 128] row-ma
 
   const float e = lane < K ? __expf(my_value - top) : 0.f;
   float sum = e;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(kFullMask, sum, offset);
+  sum = fk::warp_sum(sum);
   if (lane < K) {
     weights[static_cast<size_t>(t) * K + lane] = e / sum;
     ids[static_cast<size_t>(t) * K + lane] = my_id;

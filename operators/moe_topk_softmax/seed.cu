@@ -17,8 +17,7 @@
 // with scalar loads (a warp touches 32 rows at once: uncoalesced), reads the row K+2 times and
 // computes E exps that the renormalisation cancels; one warp per token with float4 loads and
 // shuffle reductions needs only the K exps.
-
-__device__ __forceinline__ bool before(float v, int j, float w, int k) { return v > w || (v == w && j < k); }
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 moe_topk_softmax_seed(const float* __restrict__ logits,  // [T, E] row-major
@@ -42,7 +41,7 @@ moe_topk_softmax_seed(const float* __restrict__ logits,  // [T, E] row-major
     float v = __int_as_float(0xff800000);
     int j = E;
     for (int e = 0; e < E; ++e)
-      if (before(last_v, last_j, row[e], e) && before(row[e], e, v, j)) v = row[e], j = e;
+      if (fk::argmax_before(last_v, last_j, row[e], e) && fk::argmax_before(row[e], e, v, j)) v = row[e], j = e;
     picked_prob[k] = expf(v - row_max) / row_sum;
     kept_sum += picked_prob[k];
     ids[static_cast<size_t>(t) * K + k] = j;

@@ -23,28 +23,18 @@
 // loads, q written with streaming stores.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+#include <forgek/reduce.cuh>
+#include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr float kFp8Max = 448.f;
 constexpr float kMinScale = 1.f / (448.f * 512.f);
-
-// 8 bf16 packed in 16 bytes -> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
 
 // max |x| over 8 bf16 (exact: fabsf and fmaxf never round).
 __device__ __forceinline__ float absmax8(const uint4& v) {
   float f[8];
-  unpack8(v, f);
+  fk::unpack_bf16x8(v, f);
   float m = 0.f;
 #pragma unroll
   for (int k = 0; k < 8; ++k) m = fmaxf(m, fabsf(f[k]));
@@ -54,18 +44,12 @@ __device__ __forceinline__ float absmax8(const uint4& v) {
 // 8 bf16 * s -> 8 e4m3 bytes (rounded to nearest even, saturated to +-448), packed in 8 bytes.
 __device__ __forceinline__ uint2 quantize8(const uint4& v, float s) {
   float f[8];
-  unpack8(v, f);
+  fk::unpack_bf16x8(v, f);
   unsigned short pair[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k)
     pair[k] = __nv_cvt_float2_to_fp8x2(make_float2(f[2 * k] * s, f[2 * k + 1] * s), __NV_SATFINITE, __NV_E4M3);
   return make_uint2(pair[0] | (static_cast<unsigned>(pair[1]) << 16), pair[2] | (static_cast<unsigned>(pair[3]) << 16));
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  return v;
 }
 
 extern "C" __global__ void __launch_bounds__(kMaxThreads)
@@ -92,7 +76,7 @@ quantize_fp8_per_token_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
   float amax = 0.f;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) amax = fmaxf(amax, fmaxf(absmax8(v[i][0]), absmax8(v[i][1])));
-  amax = warp_max(amax);
+  amax = fk::warp_max(amax);
   if (tid % kWarp == 0) warp_amax[tid / kWarp] = amax;
   __syncthreads();
   amax = 0.f;

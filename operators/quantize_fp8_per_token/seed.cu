@@ -16,17 +16,7 @@
 // left slow on purpose: x is read twice, accesses are 1-2 bytes, and the division is exact.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
-
-__device__ float block_max(float value) {
-  __shared__ float partial[THREADS];  // [THREADS] one value per thread, halved each step
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) partial[threadIdx.x] = fmaxf(partial[threadIdx.x], partial[threadIdx.x + width]);
-    __syncthreads();
-  }
-  return partial[0];  // called once per CTA
-}
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 quantize_fp8_per_token_seed(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -40,7 +30,7 @@ quantize_fp8_per_token_seed(const __nv_bfloat16* __restrict__ x,  // [M, N]
 
   float local = 0.f;
   for (int j = threadIdx.x; j < N; j += THREADS) local = fmaxf(local, fabsf(__bfloat162float(xrow[j])));
-  const float scale = fmaxf(block_max(local) / 448.f, 1.f / (448.f * 512.f));
+  const float scale = fmaxf(fk::block_max_tree<THREADS>(local) / 448.f, 1.f / (448.f * 512.f));
 
   for (int j = threadIdx.x; j < N; j += THREADS) qrow[j] = __nv_fp8_e4m3(__bfloat162float(xrow[j]) / scale);
   if (threadIdx.x == 0) scales[row] = scale;

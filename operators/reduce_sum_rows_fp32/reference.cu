@@ -51,9 +51,9 @@
 // 8192x8192 71.1 us (90.0 %, the same as CUB's 71.3 us); 262144x128 41.4 us (77.9 %; CUB 309.4 us,
 // PyTorch 70.4 us). LANE_ITEMS 8 (4 lanes per row) and CTA_ITEMS 4 (512 threads at N = 8192) were
 // within noise (0.988x, 1.008x).
+#include <forgek/reduce.cuh>
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxThreads = 1024;
 
 __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
@@ -81,7 +81,7 @@ __device__ __forceinline__ void sum_rows_lane_groups(const float* __restrict__ x
 #pragma unroll
   for (int i = 0; i < LANE_ITEMS; ++i) s += (valid && i * G + sub < nvec) ? sum4(v[i]) : 0.f;
   // Groups are G-aligned runs of lanes (G a power of two): xor offsets < G stay in the group.
-  for (int offset = G / 2; offset > 0; offset /= 2) s += __shfl_xor_sync(kFullMask, s, offset);
+  s = fk::warp_sum(s, G);
   if (valid && sub == 0) y[row] = s;
 }
 
@@ -101,15 +101,13 @@ __device__ __forceinline__ void sum_row_cta(const float* __restrict__ x, float* 
 #pragma unroll
     for (int i = 0; i < CTA_ITEMS; ++i) s += base + i * threads + tid < nvec ? sum4(v[i]) : 0.f;
   }
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) s += __shfl_xor_sync(kFullMask, s, offset);
+  s = fk::warp_sum(s);
   const int warp = tid / kWarp, lane = tid % kWarp;
   if (lane == 0) warp_sum[warp] = s;
   __syncthreads();
   if (warp == 0) {
     float t = lane < threads / kWarp ? warp_sum[lane] : 0.f;
-#pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) t += __shfl_xor_sync(kFullMask, t, offset);
+    t = fk::warp_sum(t);
     if (lane == 0) y[row] = t;
   }
 }

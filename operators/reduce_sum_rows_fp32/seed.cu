@@ -13,23 +13,18 @@
 // Correct for any M, N. Left slow on purpose: for N = 128 three quarters of the CTA load nothing
 // and every row pays log2(THREADS) barriers; for large N, one CTA per row with scalar loads keeps
 // too few bytes in flight per SM.
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 reduce_sum_rows_seed(const float* __restrict__ x,  // [M, N] row-major
                      float* __restrict__ y,        // [M]
                      int M, int N) {
-  __shared__ float partial[THREADS];  // [THREADS] one sum per thread, halved each step (THREADS = 2^k)
   const int row = blockIdx.x;
   if (row >= M) return;
   const float* xrow = x + static_cast<size_t>(row) * N;
 
   float sum = 0.f;
   for (int j = threadIdx.x; j < N; j += THREADS) sum += xrow[j];
-  partial[threadIdx.x] = sum;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) y[row] = partial[0];
+  sum = fk::block_sum_tree<THREADS>(sum);
+  if (threadIdx.x == 0) y[row] = sum;
 }

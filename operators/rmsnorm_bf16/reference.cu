@@ -23,45 +23,11 @@
 // w (shared by every row, L2-resident) is loaded only after the reduction, through the
 // read-only path, so it does not hold 16 registers across the barrier.
 #include <cuda_bf16.h>
+#include <forgek/reduce.cuh>
+#include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-// 8 bf16 packed in 16 bytes <-> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  uint4 v;
-  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
-// The CTA-wide sum, the same bit for bit in every thread (all read the warp sums in one order).
-__device__ __forceinline__ float block_sum(float v, float* partial /* [blockDim.x / 32] */) {
-  v = warp_sum(v);
-  if (threadIdx.x % kWarp == 0) partial[threadIdx.x / kWarp] = v;
-  __syncthreads();
-  float total = 0.f;
-  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) total += partial[w];
-  return total;
-}
 
 extern "C" __global__ void __launch_bounds__(kMaxThreads)
 rmsnorm_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -87,11 +53,11 @@ rmsnorm_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     float f[8];
-    unpack8(v[i], f);
+    fk::unpack_bf16x8(v[i], f);
 #pragma unroll
     for (int k = 0; k < 8; ++k) sq = fmaf(f[k], f[k], sq);
   }
-  const float rstd = rsqrtf(block_sum(sq, sq_partial) / N + eps);
+  const float rstd = rsqrtf(fk::block_sum(sq, sq_partial) / N + eps);
 
   const uint4* w4 = reinterpret_cast<const uint4*>(w);
 #pragma unroll
@@ -99,11 +65,11 @@ rmsnorm_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
     const int idx = i * threads + tid;
     if (idx < nvec) {
       float f[8], g[8];
-      unpack8(v[i], f);
-      unpack8(__ldg(w4 + idx), g);
+      fk::unpack_bf16x8(v[i], f);
+      fk::unpack_bf16x8(__ldg(w4 + idx), g);
 #pragma unroll
       for (int k = 0; k < 8; ++k) f[k] = f[k] * rstd * g[k];
-      __stcs(yrow + idx, pack8(f));
+      __stcs(yrow + idx, fk::pack_bf16x8(f));
     }
   }
 }

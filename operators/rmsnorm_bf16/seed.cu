@@ -14,17 +14,7 @@
 // Scalar 2-byte accesses and a shared-memory tree reduction. Correct for any M, N; left slow on
 // purpose: x is read twice and every access moves 2 bytes.
 #include <cuda_bf16.h>
-
-__device__ float block_sum(float value) {
-  __shared__ float partial[THREADS];  // [THREADS] one value per thread, halved each step
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  return partial[0];  // called once per CTA
-}
+#include <forgek/reduce.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 rmsnorm_bf16_seed(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -41,7 +31,7 @@ rmsnorm_bf16_seed(const __nv_bfloat16* __restrict__ x,  // [M, N]
     const float v = __bfloat162float(xrow[j]);
     local += v * v;
   }
-  const float rstd = rsqrtf(block_sum(local) / N + eps);
+  const float rstd = rsqrtf(fk::block_sum_tree<THREADS>(local) / N + eps);
 
   for (int j = threadIdx.x; j < N; j += THREADS)
     yrow[j] = __float2bfloat16(__bfloat162float(xrow[j]) * rstd * __bfloat162float(w[j]));

@@ -37,37 +37,16 @@
 // cost more than the extra overlap gains, so clusters are used only where registers run out.
 // The path is chosen by N, uniformly for the whole grid; the manifest sizes the launch to match.
 #include <cooperative_groups.h>
+#include <forgek/reduce.cuh>
+#include <forgek/softmax.cuh>
 
 namespace cg = cooperative_groups;
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxThreads = 1024;
 
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
-struct RowStat {
-  float max;
-  float sum;
-};
-
-// Combines the states of two disjoint sets. Symmetric bit for bit (fmaxf and a commutative add),
-// so every lane of a butterfly and every CTA of a cluster ends with the same value.
-__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty: keep exp(-inf - -inf) = NaN out
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ RowStat warp_merge(RowStat s) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
-    s = merge(s, other);
-  }
-  return s;
-}
+using RowStat = fk::SoftmaxState;
 
 __device__ __forceinline__ float4 exp4_minus(float4 v, float m) {
   return {__expf(v.x - m), __expf(v.y - m), __expf(v.z - m), __expf(v.w - m)};
@@ -88,15 +67,14 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
   float4* yrow = reinterpret_cast<float4*>(y + static_cast<size_t>(row) * N);
 
   float4 v[WARP_ITEMS];  // [WARP_ITEMS] float4 of this lane's share of the row
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < WARP_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
-    v[i] = idx < nvec ? xrow[idx] : make_float4(neg_inf(), neg_inf(), neg_inf(), neg_inf());
+    v[i] = idx < nvec ? xrow[idx] : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, fmaxf(fmaxf(v[i].x, v[i].y), fmaxf(v[i].z, v[i].w)));
   }
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
+  m = fk::warp_max(m);
 
   // One exp per element: exp(x - row max) replaces x in place and feeds the sum.
   float sum = 0.f;
@@ -107,8 +85,7 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
       sum += (v[i].x + v[i].y) + (v[i].z + v[i].w);
     }
   }
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(kFullMask, sum, offset);
+  sum = fk::warp_sum(sum);
 
   const float inv_sum = 1.f / sum;
 #pragma unroll
@@ -143,11 +120,11 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
 
   // Load the slice once; all CTA_ITEMS loads are issued before any is used.
   float4 v[CTA_ITEMS];
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < CTA_ITEMS; ++i) {
     const int idx = begin + i * threads + tid;
-    v[i] = idx < end ? xrow[idx] : make_float4(neg_inf(), neg_inf(), neg_inf(), neg_inf());
+    v[i] = idx < end ? xrow[idx] : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, fmaxf(fmaxf(v[i].x, v[i].y), fmaxf(v[i].z, v[i].w)));
   }
 
@@ -164,13 +141,13 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
   }
 
   // CTA reduction: warps by shuffles, then warp 0 over the [threads/32] warp states.
-  s = warp_merge(s);
+  s = fk::warp_softmax_merge(s);
   const int warp = tid / kWarp, lane = tid % kWarp;
   if (lane == 0) warp_stat[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    RowStat w = lane < threads / kWarp ? warp_stat[lane] : RowStat{neg_inf(), 0.f};
-    w = warp_merge(w);
+    RowStat w = lane < threads / kWarp ? warp_stat[lane] : RowStat{fk::neg_inf(), 0.f};
+    w = fk::warp_softmax_merge(w);
     if (lane == 0) cta_stat = w;
   }
 
@@ -182,7 +159,7 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
   if (ctas > 1) {
     cluster.sync();
     row_stat = *cluster.map_shared_rank(&cta_stat, 0);
-    for (int k = 1; k < ctas; ++k) row_stat = merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
+    for (int k = 1; k < ctas; ++k) row_stat = fk::softmax_merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
     cluster.barrier_arrive();
   } else {
     __syncthreads();

@@ -8,28 +8,14 @@
   ]
 }
 */
+#include <forgek/reduce.cuh>
+
 // A plain starting point: one CTA of THREADS threads per row, three passes over the row.
 //   pass 1: row max          (reads x)
 //   pass 2: sum of exp(x - max)  (reads x again)
 //   pass 3: y = exp(x - max) / sum  (reads x a third time, writes y)
 // Scalar 4-byte accesses, shared-memory tree reductions, accurate expf. Correct for any M, N;
 // left slow on purpose: x is read three times and every reduction walks log2(THREADS) barriers.
-
-__device__ float block_reduce(float value, bool take_max) {
-  __shared__ float partial[THREADS];  // [THREADS] one value per thread, halved each step
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) {
-      const float other = partial[threadIdx.x + width];
-      partial[threadIdx.x] = take_max ? fmaxf(partial[threadIdx.x], other) : partial[threadIdx.x] + other;
-    }
-    __syncthreads();
-  }
-  const float result = partial[0];
-  __syncthreads();  // partial[] is reused by the next call
-  return result;
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_fp32_seed(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
@@ -40,11 +26,11 @@ softmax_fp32_seed(const float* __restrict__ x, float* __restrict__ y, int M, int
 
   float local_max = __int_as_float(0xff800000);  // -inf
   for (int j = threadIdx.x; j < N; j += THREADS) local_max = fmaxf(local_max, xrow[j]);
-  const float row_max = block_reduce(local_max, true);
+  const float row_max = fk::block_max_tree<THREADS>(local_max);
 
   float local_sum = 0.f;
   for (int j = threadIdx.x; j < N; j += THREADS) local_sum += expf(xrow[j] - row_max);
-  const float row_sum = block_reduce(local_sum, false);
+  const float row_sum = fk::block_sum_tree<THREADS>(local_sum);
 
   for (int j = threadIdx.x; j < N; j += THREADS) yrow[j] = expf(xrow[j] - row_max) / row_sum;
 }

@@ -25,11 +25,9 @@
 // The digits of a radix select only ever narrow the candidate set, so the passes after the first
 // touch few logits; the cost is streaming the row and its exps.
 #include <cub/block/block_scan.cuh>
+#include <forgek/softmax.cuh>
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarps = THREADS / 32;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
 // Order-preserving key: a < b as floats (no NaN) iff key(a) < key(b) as unsigned integers.
 __device__ __forceinline__ unsigned order_key(float x) {
@@ -37,23 +35,7 @@ __device__ __forceinline__ unsigned order_key(float x) {
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-struct LseState {
-  float max;
-  float sum;  // of exp(x - max)
-};
-
-__device__ __forceinline__ LseState merge(LseState a, LseState b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ LseState warp_merge(LseState s) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    s = merge(s, {__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)});
-  return s;
-}
+using LseState = fk::SoftmaxState;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 top_p_sampling_reference(const float* __restrict__ logits,  // [M, V] row-major
@@ -77,17 +59,17 @@ top_p_sampling_reference(const float* __restrict__ logits,  // [M, V] row-major
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
   // ---- pass 1: m and W --------------------------------------------------------------------------
-  LseState st{neg_inf(), 0.f};
+  LseState st{fk::neg_inf(), 0.f};
   for (int q = threadIdx.x; q < vectors; q += THREADS) {
     const float4 f = row4[q];
     const float m = fmaxf(st.max, fmaxf(fmaxf(f.x, f.y), fmaxf(f.z, f.w)));
     st = {m, st.sum * __expf(st.max - m) + __expf(f.x - m) + __expf(f.y - m) + __expf(f.z - m) + __expf(f.w - m)};
   }
-  st = warp_merge(st);
+  st = fk::warp_softmax_merge(st);
   if (lane == 0) warp_state[warp] = st;
   __syncthreads();
   if (warp == 0) {
-    st = warp_merge(lane < kWarps ? warp_state[lane] : LseState{neg_inf(), 0.f});
+    st = fk::warp_softmax_merge(lane < kWarps ? warp_state[lane] : LseState{fk::neg_inf(), 0.f});
     if (lane == 0) row_state = st;
   }
   __syncthreads();

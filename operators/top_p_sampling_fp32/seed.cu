@@ -18,33 +18,18 @@
 // Correct for any M, V. Left slow on purpose: about 36 passes over the 501 KiB row with scalar loads
 // and an exp per element per pass; a radix select finds theta in 4 passes.
 #include <cub/block/block_scan.cuh>
+#include <forgek/reduce.cuh>
 
 __device__ __forceinline__ unsigned order_key(float x) {
   const unsigned b = __float_as_uint(x);
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-__device__ float block_reduce(float value, bool take_max) {
-  __shared__ float partial[THREADS];  // [THREADS] halved each step (THREADS = 2^k)
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int width = THREADS / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) {
-      const float other = partial[threadIdx.x + width];
-      partial[threadIdx.x] = take_max ? fmaxf(partial[threadIdx.x], other) : partial[threadIdx.x] + other;
-    }
-    __syncthreads();
-  }
-  const float result = partial[0];
-  __syncthreads();  // partial[] is reused by the next call
-  return result;
-}
-
 __device__ float mass_from(const float* row, int V, float row_max, unsigned long long min_key) {
   float local = 0.f;
   for (int j = threadIdx.x; j < V; j += THREADS)
     if (order_key(row[j]) >= min_key) local += expf(row[j] - row_max);
-  return block_reduce(local, false);
+  return fk::block_sum_tree<THREADS>(local);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -61,7 +46,7 @@ top_p_sampling_seed(const float* __restrict__ logits,  // [M, V] row-major
 
   float local_max = __int_as_float(0xff800000);
   for (int j = threadIdx.x; j < V; j += THREADS) local_max = fmaxf(local_max, row[j]);
-  const float row_max = block_reduce(local_max, true);
+  const float row_max = fk::block_max_tree<THREADS>(local_max);
   const float needed = top_p * mass_from(row, V, row_max, 0);
 
   // Invariant: mass(lo) >= needed > mass(hi); every thread computes the same block-reduced masses.

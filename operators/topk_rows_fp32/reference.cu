@@ -35,6 +35,8 @@
 // equal, few distinct values) are only slower, never wrong: thr then rises above the tie at once.
 // -0.0 and +0.0 share one key (the golden compares floats: they are equal and ordered by column);
 // outputs are the input's bits, so -0.0 stays -0.0.
+#include <forgek/mbarrier.cuh>
+#include <forgek/tma.cuh>
 
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kVecPerThread = TILE / 4 / THREADS;  // float4 per thread per tile
@@ -45,27 +47,10 @@ __device__ __forceinline__ unsigned order_key(unsigned bits) {
   return key == 0x7fffffffu ? 0x80000000u : key;
 }
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-
 // Thread 0 only: arm the stage's barrier for `bytes` and start one bulk copy global -> smem.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-  unsigned done = 0;
-  while (!done) {
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
-  }
+  fk::mbar_arrive_expect_tx(bar, bytes);
+  fk::bulk_load(dst, src, bytes, bar);
 }
 
 struct SelectShared {
@@ -186,7 +171,7 @@ topk_rows_reference(const float* __restrict__ x,  // [M, N] row-major
   auto tile_floats = [&](int t) { return min(TILE, N - t * TILE); };
 
   if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
+    for (int s = 0; s < STAGES; ++s) fk::mbar_init(&full[s], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     for (int t = 0; t < STAGES && t < ntiles; ++t)
@@ -198,7 +183,7 @@ topk_rows_reference(const float* __restrict__ x,  // [M, N] row-major
 
   for (int t = 0; t < ntiles; ++t) {
     const int stage = t % STAGES;
-    mbar_wait(&full[stage], (t / STAGES) & 1);
+    fk::mbar_wait(&full[stage], (t / STAGES) & 1);
     const unsigned th = thr;
     const int nvec = tile_floats(t) / 4;
     const uint4* tile = reinterpret_cast<const uint4*>(tiles + stage * TILE);

@@ -15,11 +15,8 @@
 // Correct for any M, K <= N and N a multiple of 4. Left slow on purpose: K = 50 passes read the
 // row 50 times (mostly from L2). A radix select of the K-th value (a few histogram passes) followed
 // by one gathering pass, or per-warp top-K queues, read it a handful of times.
+#include <forgek/reduce.cuh>
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
-// (v, j) before (w, k): larger value, or equal value at a lower column.
-__device__ __forceinline__ bool before(float v, int j, float w, int k) { return v > w || (v == w && j < k); }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 topk_rows_seed(const float* __restrict__ x,  // [M, N] row-major
@@ -43,18 +40,15 @@ topk_rows_seed(const float* __restrict__ x,  // [M, N] row-major
       const float e[4] = {f.x, f.y, f.z, f.w};
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        if (before(last_v, last_j, e[k], 4 * q + k) && before(e[k], 4 * q + k, v, j)) v = e[k], j = 4 * q + k;
+        if (fk::argmax_before(last_v, last_j, e[k], 4 * q + k) && fk::argmax_before(e[k], 4 * q + k, v, j))
+          v = e[k], j = 4 * q + k;
     }
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const float ov = __shfl_xor_sync(kFullMask, v, offset);
-      const int oj = __shfl_xor_sync(kFullMask, j, offset);
-      if (before(ov, oj, v, j)) v = ov, j = oj;
-    }
+    fk::warp_argmax(v, j);
     if (lane == 0) warp_value[warp] = v, warp_column[warp] = j;
     __syncthreads();
     v = warp_value[0], j = warp_column[0];
     for (int w = 1; w < THREADS / 32; ++w)
-      if (before(warp_value[w], warp_column[w], v, j)) v = warp_value[w], j = warp_column[w];
+      if (fk::argmax_before(warp_value[w], warp_column[w], v, j)) v = warp_value[w], j = warp_column[w];
     __syncthreads();  // warp_* is rewritten by the next pass
     last_v = v, last_j = j;
     if (threadIdx.x == 0) {

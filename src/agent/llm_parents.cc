@@ -2,8 +2,9 @@
 #include "agent/llm_parents.h"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
+
+#include "forgek/verdict.h"
 
 namespace forgek {
 namespace {
@@ -17,15 +18,11 @@ std::string ArchitectureOf(const std::string& family, std::vector<std::string> m
   return out;
 }
 
+// 0 when no config has a SOL figure: such a parent ranks below every one that has.
 double GeomeanSol(const std::vector<ConfigTime>& configs) {
-  double log_sum = 0;
-  int n = 0;
-  for (const ConfigTime& c : configs) {
-    if (c.sol_pct <= 0) continue;
-    log_sum += std::log(c.sol_pct);
-    ++n;
-  }
-  return n ? std::exp(log_sum / n) : 0;
+  std::vector<double> sol;
+  for (const ConfigTime& c : configs) sol.push_back(c.sol_pct);
+  return GeomeanOfPositive(sol);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "forgek/device_library.h"
+
 namespace forgek {
 namespace {
 
@@ -102,9 +104,9 @@ std::string DispatchIncumbentText(const std::vector<IncumbentServer>& servers) {
   for (const IncumbentServer& s : servers) {
     std::string where = "a library call, no source";
     if (!s.source.empty()) {
-      size_t i = std::find(sources.begin(), sources.end(), s.source) - sources.begin();
+      size_t i = std::find(sources.begin(), sources.end(), CollapseDeviceLibrary(s.source)) - sources.begin();
       if (i == sources.size()) {
-        sources.push_back(s.source);
+        sources.push_back(CollapseDeviceLibrary(s.source));
         serves.emplace_back();
       }
       serves[i].push_back(s.config);
@@ -121,7 +123,8 @@ std::string DispatchIncumbentText(const std::vector<IncumbentServer>& servers) {
 std::string IncumbentText(const ProposalContext& ctx) {
   if (!ctx.incumbent_dispatch.empty()) return DispatchIncumbentText(ctx.incumbent_dispatch);
   if (ctx.incumbent_source) {
-    return "The incumbent kernel (the one to beat):\n\n```cuda\n" + ctx.incumbent_source->source + "\n```";
+    return "The incumbent kernel (the one to beat):\n\n```cuda\n" + CollapseDeviceLibrary(ctx.incumbent_source->source) +
+           "\n```";
   }
   if (ctx.op && !ctx.op->reference.library.empty()) {
     return "The incumbent is the library call `" + ctx.op->reference.library + "` (no source).";
@@ -161,10 +164,11 @@ TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts
   v["history"] = HistoryLines(ctx.history, opts.recent_attempts);
   v["prior_results"] = PriorLines(ctx.prior_results);
   v["candidate_format"] = prompts.Text("candidate_format.md");
+  v["device_library"] = DeviceLibraryApi();
   // Operator files and store contents are not ours: a 10 MB description must not become a 10 MB
-  // request. The format text comes from forgek's own templates and is left whole.
+  // request. The format text and the library's API are forgek's own and are left whole.
   for (auto& [name, value] : v)
-    if (name != "candidate_format") value = CutText(value, opts.max_prompt_field_chars);
+    if (name != "candidate_format" && name != "device_library") value = CutText(value, opts.max_prompt_field_chars);
   v["variant"] = std::to_string(variant);
   v["variants"] = std::to_string(variants);
   v["parents"] = ParentsText(parents, opts);

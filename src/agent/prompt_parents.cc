@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "agent/prompt_builder.h"
+#include "forgek/device_library.h"
 
 namespace forgek {
 namespace {
@@ -39,7 +40,7 @@ std::string ParentText(const ParentProgram& p, char letter, const LlmOptions& op
   std::string table = ConfigTable(p.configs);
   if (!table.empty()) out += "\n" + table;
   if (!p.bottleneck.empty()) out += "\nIts profile: " + CutText(p.bottleneck, kMaxBottleneck) + "\n";
-  out += "\n```cuda\n" + CutText(p.source, kMaxParentSource);
+  out += "\n```cuda\n" + CutText(CollapseDeviceLibrary(p.source), kMaxParentSource);
   if (out.back() != '\n') out += "\n";
   return out + "```\n";
 }

@@ -1,12 +1,9 @@
 // `forgek batch OPS...`: several operators at once, one `forgek run` per free GPU, then a summary table.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -96,14 +93,8 @@ class ProcessLauncher : public RunLauncher {
 
   bool WaitAny(int* handle, int* exit_code, std::string* output, std::string* err) override {
     int status = 0;
-    pid_t pid;
-    do {
-      pid = waitpid(-1, &status, 0);
-    } while (pid < 0 && errno == EINTR);
-    if (pid < 0) {
-      *err = std::string("waitpid: ") + std::strerror(errno);
-      return false;
-    }
+    pid_t pid = -1;
+    if (!WaitForChild(-1, -1, &pid, &status, err)) return false;
     *handle = static_cast<int>(pid);
     *exit_code = ExitCodeOf(status);
     // The run's JSON summary: a missing or oversized one is an empty output, which the batch reports.

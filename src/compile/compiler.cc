@@ -22,6 +22,7 @@
 #include "compile/nvrtc_program.h"
 #include "forgek/compile.h"
 #include "forgek/compile_worker.h"
+#include "forgek/device_library.h"
 #include "forgek/paths.h"
 
 namespace forgek {
@@ -153,10 +154,22 @@ struct Compiler::Impl {
     }
     result.messages = CheckIncludes(req.source, req.name);
     if (!result.messages.empty()) return result;
+    // NVRTC sees the candidate with the device library's headers expanded into it: the same text
+    // forgek hashes, stores and seals.
+    std::string source;
+    ExpandError expand_error;
+    if (!ExpandDeviceLibrary(req.source, &source, &expand_error)) {
+      CompileMessage m = ErrorMessage(expand_error.message);
+      m.file = req.name;
+      m.line = expand_error.line;
+      m.column = expand_error.column;
+      result.messages.push_back(std::move(m));
+      return result;
+    }
     std::vector<std::string> options = BaseNvrtcOptions(target, opts.cuda_root);
     for (const std::string& dir : opts.include_dirs) options.push_back("-I" + dir);
     options.insert(options.end(), req.options.begin(), req.options.end());
-    result.key = CompileKey(req.source, options, Compiler::NvrtcVersion(), target);
+    result.key = CompileKey(source, options, Compiler::NvrtcVersion(), target);
     if (cache.Load(result.key, &result)) {
       result.cache_hit = true;
       result.log = QuoteOnlyOwnLines(result.log, req.name, kMaxKeptLogBytes);  // entries of older versions
@@ -164,7 +177,7 @@ struct Compiler::Impl {
       return result;
     }
 
-    ChildRun child = RunWithDeadline(req, options, start);
+    ChildRun child = RunWithDeadline(req, source, options, start);
     result.seconds = SecondsSince(start);
     // A deadline, a crash or a limit is no verdict of the compiler's on the source: never cached.
     if (child.stopped || child.timed_out) {
@@ -198,12 +211,13 @@ struct Compiler::Impl {
     return result;
   }
 
-  ChildRun RunWithDeadline(const CompileRequest& req, const std::vector<std::string>& options, Clock::time_point start) {
+  ChildRun RunWithDeadline(const CompileRequest& req, const std::string& source, const std::vector<std::string>& options,
+                           Clock::time_point start) {
     std::function<bool()> should_stop = [this] { return stopping.load(); };
     auto run_once = [&](const std::vector<std::string>& with) {
       ChildLimits l = limits;
       l.timeout_s = req.timeout_s > 0 ? std::max(req.timeout_s - SecondsSince(start), 0.001) : 0;
-      return CompileInChild(req.name, req.source, with, l, should_stop);
+      return CompileInChild(req.name, source, with, l, should_stop);
     };
     if (!pch_usable) return run_once(options);
 

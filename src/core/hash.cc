@@ -1,6 +1,8 @@
 // SHA-256 through OpenSSL's EVP interface.
 #include "forgek/hash.h"
 
+#include "forgek/device_library.h"
+
 #include <openssl/evp.h>
 
 #include <memory>
@@ -27,8 +29,9 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string CandidateHash(const std::string& source, const ParamAssignment& params) {
-  // Params are sorted by name (std::map), so the same assignment always hashes the same.
-  std::string key = source;
+  // The library code a source includes is part of it; params are sorted by name (std::map), so the
+  // same assignment always hashes the same.
+  std::string key = ExpandedSource(source);
   key += "\n/* forgek params:";
   for (const auto& [name, value] : params) key += " " + name + "=" + std::to_string(value);
   key += " */";

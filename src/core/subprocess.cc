@@ -88,6 +88,31 @@ int MemoryFileWith(const std::string& data) {
 
 }  // namespace
 
+bool WaitForChild(pid_t pid, double timeout_s, pid_t* ended, int* wait_status, std::string* err) {
+  using Clock = std::chrono::steady_clock;
+  const auto wait = std::chrono::duration<double>(std::max(0.0, timeout_s));
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(wait);
+  for (;;) {
+    int status = 0;
+    const pid_t r = waitpid(pid, &status, timeout_s < 0 ? 0 : WNOHANG);
+    if (r > 0) {
+      *ended = r;
+      *wait_status = status;
+      return true;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      *err = std::string("waitpid: ") + std::strerror(errno);
+      return false;
+    }
+    if (Clock::now() >= deadline) {
+      *err = "still running";
+      return false;
+    }
+    usleep(20000);  // a child that is about to exit (the worker after a sticky error) takes milliseconds
+  }
+}
+
 ProcessOutput RunProcess(const std::vector<std::string>& argv, double timeout_s) {
   ProcessOptions opts;
   opts.timeout_s = timeout_s;
@@ -178,9 +203,10 @@ ProcessRun RunProcess(const std::vector<std::string>& argv, const ProcessOptions
   }
   for (pollfd& p : fds)
     if (p.fd >= 0) close(p.fd);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = 0;  // stays 0 when the child cannot be waited for (SIGCHLD ignored): reaped by the kernel
+  pid_t ended = -1;
+  std::string wait_err;
+  WaitForChild(pid, -1, &ended, &status, &wait_err);
   r.exit_code = ExitCodeOf(status);
   r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -166,8 +166,9 @@ std::string WorkerClient::Reap(bool kill_first) {
   if (pid_ <= 0) return "worker not running";
   if (kill_first) kill(-pid_, SIGKILL);
   int status = 0;
-  std::string how = "worker ended";
-  if (waitpid(pid_, &status, 0) == pid_) how = DescribeExit(status);
+  pid_t ended = -1;
+  std::string how = "worker ended", why;
+  if (WaitForChild(pid_, -1, &ended, &status, &why)) how = DescribeExit(status);
   pid_ = -1;
   CloseChannels();
   return how;
@@ -201,18 +202,14 @@ WorkerClient::Reply WorkerClient::Call(const std::string& type, const nlohmann::
   request["type"] = type;
   auto died = [&](const std::string& what) {
     // Give the worker a moment to exit by itself (it does after a sticky error), then reap.
-    std::string how;
-    for (int i = 0; i < 50 && pid_ > 0; ++i) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        how = DescribeExit(status);
-        kill(-pid_, SIGKILL);  // stragglers of its group would hold its stderr open
-        pid_ = -1;
-        CloseChannels();
-        break;
-      }
-      usleep(20000);
+    std::string how, why;
+    int status = 0;
+    pid_t ended = -1;
+    if (pid_ > 0 && WaitForChild(pid_, 1.0, &ended, &status, &why)) {
+      how = DescribeExit(status);
+      kill(-pid_, SIGKILL);  // stragglers of its group would hold its stderr open
+      pid_ = -1;
+      CloseChannels();
     }
     if (pid_ > 0) how = Reap(true);
     reply.status = Status::died;

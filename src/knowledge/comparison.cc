@@ -47,14 +47,14 @@ std::vector<SettingComparison> ByRegime(const OperatorSpec& op, const SettingCom
   for (auto& [regime, members] : groups) {
     SettingComparison c = proto;
     c.regime = regime;
-    double log_sum = 0, sq = 0;
+    std::vector<double> speedups;
+    double sq = 0;
     for (const ComparedConfig& m : members) {
-      log_sum += std::log(m.speedup);
+      speedups.push_back(m.speedup);
       sq += m.noise * m.noise;
     }
-    const double n = static_cast<double>(members.size());
-    c.speedup = std::exp(log_sum / n);
-    c.noise = std::sqrt(sq) / n;
+    c.speedup = Geomean(speedups);
+    c.noise = std::sqrt(sq) / static_cast<double>(members.size());
     c.configs = std::move(members);
     out.push_back(std::move(c));
   }

@@ -30,7 +30,7 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
   // standard error of the speedups themselves: comparisons that disagree widen the interval. Both
   // assume independent comparisons, so only those that share no measurement count
   // (IndependentComparisons); the others stay on record as evidence and count for nothing.
-  std::vector<double> logs, noises;
+  std::vector<double> speedups, noises;
   int observations = 0, recorded = 0;
   std::set<std::string> operators;
   d->supporting = 0;
@@ -46,29 +46,26 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
   }
   for (size_t i : IndependentComparisons(evidence)) {
     const EvidenceRecord& e = evidence[i];
-    logs.push_back(std::log(e.speedup));
+    speedups.push_back(e.speedup);
     noises.push_back(e.noise);
     (e.speedup >= 1 ? d->supporting : d->contradicting) += 1;
   }
   d->operators.assign(operators.begin(), operators.end());
-  const int n = static_cast<int>(logs.size());
+  const int n = static_cast<int>(speedups.size());
   d->comparisons = n;
-  double mean = 0, noise = 0;
+  d->effect = n > 0 ? Geomean(speedups) : 1.0;  // no comparison: no effect
+  double noise = 0;
   if (n > 0) {
     double sum_sq = 0;
-    for (size_t i = 0; i < logs.size(); ++i) {
-      mean += logs[i];
-      sum_sq += noises[i] * noises[i];
-    }
-    mean /= n;
+    for (double v : noises) sum_sq += v * v;
     noise = std::sqrt(sum_sq) / n;
     if (n >= 2) {
+      const double mean = std::log(d->effect);  // the mean log speedup
       double var = 0;
-      for (double l : logs) var += (l - mean) * (l - mean);
+      for (double s : speedups) var += (std::log(s) - mean) * (std::log(s) - mean);
       noise = std::max(noise, std::sqrt(var / (n - 1) / n));
     }
   }
-  d->effect = n > 0 ? std::exp(mean) : 1.0;
   d->effect_lo = n > 0 ? d->effect * (1 - noise) : 1.0;
   d->effect_hi = n > 0 ? d->effect * (1 + noise) : 1.0;
   Direction dir = n > 0 ? Classify(d->effect, noise) : Direction::same;

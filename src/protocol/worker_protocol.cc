@@ -1,216 +1,323 @@
-// JSON encoding of the worker protocol (include/forgek/worker_protocol.h).
-#include "core/json_parse.h"
+// JSON encoding of the worker protocol (include/forgek/worker_protocol.h) as nlohmann_json to_json/from_json.
 #include "forgek/worker_protocol.h"
 
-#include <array>
+#include <initializer_list>
+
+#include "core/json_parse.h"
 
 namespace forgek {
-namespace {
 
 using nlohmann::json;
 
-bool FromJson(const json& j, InitSpec* out, std::string* err);
-bool FromJson(const json& j, ResolvedCandidate* out, std::string* err);
+namespace {
 
-// Reads fields of one JSON object, remembering the first problem with its field path.
-class Reader {
- public:
-  Reader(const json& j, std::string path, std::string* err) : j_(j), path_(std::move(path)), err_(err) {
-    if (!j_.is_object()) Fail("", "expected an object");
-  }
-  bool ok() const { return ok_; }
-
-  template <typename T>
-  void Get(const char* key, T* out, bool required = true) {
-    if (!ok_) return;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) {
-      if (required) Fail(key, "missing");
-      return;
-    }
-    try {
-      *out = it->get<T>();
-    } catch (const json::exception&) {
-      Fail(key, std::string("wrong type (") + it->type_name() + ")");
-    }
-  }
-  template <typename T>
-  void Object(const char* key, T* out, bool required = true) {
-    if (!ok_) return;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) {
-      if (required) Fail(key, "missing");
-      return;
-    }
-    std::string inner;
-    if (!FromJson(*it, out, &inner)) Fail(key, inner);
-  }
-  void Fail(const std::string& key, const std::string& msg) {
-    if (!ok_) return;
-    ok_ = false;
-    if (err_) *err_ = (path_.empty() ? "" : path_ + ".") + key + (key.empty() ? "" : ": ") + msg;
-  }
-  const json& j() const { return j_; }
-
- private:
-  const json& j_;
-  std::string path_;
-  std::string* err_;
-  bool ok_ = true;
+// Why a message does not decode: the offending member's path from the message's root
+// ("golden.launch.launches[0].grid") and what is wrong with it. Thrown by the from_json functions
+// below, caught by FromJson, which returns it as its error string.
+struct WireError {
+  std::string path, message;
 };
 
-bool ParseRole(const std::string& s, TensorRole* out) {
-  if (s == "input") *out = TensorRole::input;
-  else if (s == "output") *out = TensorRole::output;
-  else if (s == "inout") *out = TensorRole::inout;
-  else return false;
-  return true;
+// The path `inner` one level up, under `outer` (a member name or "[i]").
+std::string Under(const std::string& outer, const std::string& inner) {
+  if (inner.empty()) return outer;
+  return outer + (inner[0] == '[' ? "" : ".") + inner;
 }
 
-bool ParseArgKind(const std::string& s, ResolvedArg::Kind* out) {
-  static const std::array<std::pair<const char*, ResolvedArg::Kind>, 6> kinds = {{
-      {"tensor", ResolvedArg::Kind::tensor}, {"workspace", ResolvedArg::Kind::workspace},
-      {"tensor_map", ResolvedArg::Kind::tensor_map}, {"i32", ResolvedArg::Kind::i32},
-      {"i64", ResolvedArg::Kind::i64}, {"f32", ResolvedArg::Kind::f32}}};
-  for (const auto& [name, kind] : kinds)
-    if (s == name) return *out = kind, true;
-  return false;
-}
-
-json Dim3(const int64_t d[3]) { return json::array({d[0], d[1], d[2]}); }
-bool ReadDim3(const json& j, int64_t d[3]) {
-  if (!j.is_array() || j.size() != 3) return false;
-  for (int i = 0; i < 3; ++i) {
-    if (!j[i].is_number_integer()) return false;
-    d[i] = j[i].get<int64_t>();
+// grid, block and cluster: exactly three integers. (nlohmann reads a C array of any length.)
+void Read(const json& j, int64_t (*out)[3]) {
+  if (!j.is_array() || j.size() != 3) throw WireError{"", "expected three integers (x, y, z)"};
+  for (size_t i = 0; i < 3; ++i) {
+    if (!j[i].is_number_integer()) throw WireError{"", "expected three integers (x, y, z)"};
+    (*out)[i] = j[i].get<int64_t>();
   }
-  return true;
 }
 
-json ToJson(const ResolvedCandidate& r) {
-  json ws = json::array();
-  for (size_t i = 0; i < r.workspaces.size(); ++i)
-    ws.push_back({{"name", r.workspaces[i].first}, {"bytes", r.workspaces[i].second},
-                  {"zero", i < r.workspace_zero.size() && r.workspace_zero[i]}});
-  json maps = json::array();
-  for (const ResolvedTensorMap& m : r.tensor_maps)
-    maps.push_back({{"name", m.name}, {"tensor", m.tensor}, {"shape", m.shape}, {"box", m.box},
-                    {"swizzle", m.swizzle}, {"l2_promotion", m.l2_promotion}, {"oob_fill", m.oob_fill}});
-  json launches = json::array();
-  for (const ResolvedLaunch& l : r.launches) {
-    json args = json::array();
-    for (const ResolvedArg& a : l.args) {
-      json ja = {{"kind", ResolvedArgKindName(a.kind)}, {"name", a.name}};
-      if (a.kind == ResolvedArg::Kind::i32 || a.kind == ResolvedArg::Kind::i64) ja["i"] = a.i;
-      if (a.kind == ResolvedArg::Kind::f32) ja["f"] = a.f;
-      args.push_back(ja);
+// Reads `j` into *out through nlohmann. Its own conversion error names no member unless the whole
+// build defines JSON_DIAGNOSTICS (an ABI switch), so it becomes a WireError here, where the callers
+// (ReadMember, the array overload) know the member.
+template <typename T>
+void Read(const json& j, T* out) {
+  try {
+    j.get_to(*out);
+  } catch (const json::exception& e) {
+    const std::string what = e.what();  // "[json.exception.type_error.302] type must be number, but is string"
+    const size_t at = what.find("] ");
+    throw WireError{"", at == std::string::npos ? what : what.substr(at + 2)};
+  }
+}
+
+// Arrays element by element, so that a path names the index ("tensors[1].dtype").
+template <typename T>
+void Read(const json& j, std::vector<T>* out) {
+  if (!j.is_array()) throw WireError{"", std::string("expected an array, not ") + j.type_name()};
+  std::vector<T> v(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    try {
+      Read(j[i], &v[i]);
+    } catch (WireError& e) {
+      e.path = Under("[" + std::to_string(i) + "]", e.path);
+      throw;
     }
-    launches.push_back({{"kernel", l.kernel}, {"grid", Dim3(l.grid)}, {"block", Dim3(l.block)},
-                        {"cluster", Dim3(l.cluster)}, {"smem", l.smem}, {"args", args}});
-  }
-  return {{"workspaces", ws}, {"tensor_maps", maps}, {"launches", launches}};
-}
-
-bool FromJson(const json& j, ResolvedCandidate* out, std::string* err) {
-  Reader r(j, "", err);
-  if (!r.ok()) return false;
-  ResolvedCandidate v;
-  const json& ws = j.value("workspaces", json::array());
-  for (size_t i = 0; i < ws.size(); ++i) {
-    Reader w(ws[i], "workspaces[" + std::to_string(i) + "]", err);
-    std::string name;
-    int64_t bytes = 0;
-    bool zero = false;
-    w.Get("name", &name);
-    w.Get("bytes", &bytes);
-    w.Get("zero", &zero, false);
-    if (!w.ok()) return false;
-    v.workspaces.emplace_back(name, bytes);
-    v.workspace_zero.push_back(zero);
-  }
-  const json& maps = j.value("tensor_maps", json::array());
-  for (size_t i = 0; i < maps.size(); ++i) {
-    Reader m(maps[i], "tensor_maps[" + std::to_string(i) + "]", err);
-    ResolvedTensorMap tm;
-    m.Get("name", &tm.name);
-    m.Get("tensor", &tm.tensor);
-    m.Get("shape", &tm.shape);
-    m.Get("box", &tm.box);
-    m.Get("swizzle", &tm.swizzle, false);
-    m.Get("l2_promotion", &tm.l2_promotion, false);
-    m.Get("oob_fill", &tm.oob_fill, false);
-    if (!m.ok()) return false;
-    v.tensor_maps.push_back(tm);
-  }
-  const json& launches = j.value("launches", json::array());
-  for (size_t i = 0; i < launches.size(); ++i) {
-    std::string path = "launches[" + std::to_string(i) + "]";
-    Reader l(launches[i], path, err);
-    ResolvedLaunch rl;
-    l.Get("kernel", &rl.kernel);
-    l.Get("smem", &rl.smem, false);
-    if (!l.ok()) return false;
-    for (const char* dim : {"grid", "block", "cluster"}) {
-      int64_t* d = dim[0] == 'g' ? rl.grid : dim[0] == 'b' ? rl.block : rl.cluster;
-      if (launches[i].contains(dim) && !ReadDim3(launches[i][dim], d)) {
-        l.Fail(dim, "expected three integers");
-        return false;
-      }
-    }
-    const json& args = launches[i].value("args", json::array());
-    for (size_t k = 0; k < args.size(); ++k) {
-      Reader a(args[k], path + ".args[" + std::to_string(k) + "]", err);
-      ResolvedArg ra{};
-      std::string kind;
-      a.Get("kind", &kind);
-      a.Get("name", &ra.name);
-      a.Get("i", &ra.i, false);
-      a.Get("f", &ra.f, false);
-      if (a.ok() && !ParseArgKind(kind, &ra.kind)) a.Fail("kind", "unknown kind '" + kind + "'");
-      if (!a.ok()) return false;
-      rl.args.push_back(ra);
-    }
-    v.launches.push_back(rl);
   }
   *out = std::move(v);
-  return true;
 }
 
-json ToJson(const InitSpec& s) {
-  json j = {{"dist", s.dist}, {"mean", s.mean}, {"std", s.stddev}, {"lo", s.lo}, {"hi", s.hi}};
+// Member `key` of object `j` into *out; absent or null, *out keeps its default.
+template <typename T>
+void ReadMember(const json& j, const char* key, T* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    Read(*it, out);
+  } catch (WireError& e) {
+    e.path = Under(key, e.path);
+    throw;
+  }
+}
+
+// `j` is an object with each of `keys` (not null). Every from_json starts with it.
+void Require(const json& j, std::initializer_list<const char*> keys) {
+  if (!j.is_object()) throw WireError{"", std::string("expected an object, not ") + j.type_name()};
+  for (const char* key : keys)
+    if (!j.contains(key) || j[key].is_null()) throw WireError{key, "missing"};
+}
+
+// Checks beyond the members' types, run after a struct's members are read; most structs have none.
+template <typename T>
+void Validate(const json&, const T&) {}
+
+void Validate(const json&, const WireTensor& t) {
+  for (int64_t d : t.shape)
+    if (d < 0) throw WireError{"shape", "negative dimension"};
+}
+
+// A library kernel needs no launches; a cubin cannot run without them.
+void Validate(const json& j, const WireKernel& k) {
+  if (k.library.empty() == k.cubin_b64.empty()) throw WireError{"", "a kernel needs exactly one of library, cubin_b64"};
+  if (k.library.empty()) Require(j, {"launch"});
+}
+
+void Validate(const json&, const EvaluateCommand& c) {
+  if (c.seeds.empty()) throw WireError{"seeds", "at least one seed is needed"};
+}
+
+void Validate(const json&, const ProfileCommand& c) {
+  if (c.samples < 1) throw WireError{"samples", "at least one timed call is needed"};
+  if (c.warmup < 0) throw WireError{"warmup", "must not be negative"};
+}
+
+// An enum from the spelling `name` gives it; `what` names the kind in the message.
+template <typename E>
+E ByName(const json& j, std::initializer_list<E> all, const char* (*name)(E), const char* what) {
+  const std::string s = j.get<std::string>();
+  for (E e : all)
+    if (s == name(e)) return e;
+  throw WireError{"", std::string("unknown ") + what + " '" + s + "'"};
+}
+
+// Strings that travel only when set: a reply carrying "error" says something went wrong.
+void PutIfSet(json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+
+}  // namespace
+
+// FORGEK_WIRE_FROM(Type, (required keys), members...): from_json reading each member under its own
+// name: a required key must be present, an absent optional member keeps its default (as with
+// NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT), and an error names the member's path, which
+// nlohmann's own macros cannot do. FORGEK_WIRE_TYPE adds to_json as NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE
+// writes it. Internal linkage: other modules may encode these structs their own way.
+#define FORGEK_UNPAREN(...) __VA_ARGS__
+#define FORGEK_WIRE_READ(member) ReadMember(nlohmann_json_j, #member, &nlohmann_json_t.member);
+#define FORGEK_WIRE_FROM(Type, required, ...)                                  \
+  static void from_json(const json& nlohmann_json_j, Type& nlohmann_json_t) {  \
+    Require(nlohmann_json_j, {FORGEK_UNPAREN required});                       \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(FORGEK_WIRE_READ, __VA_ARGS__))   \
+    Validate(nlohmann_json_j, nlohmann_json_t);                                \
+  }
+#define FORGEK_WIRE_TYPE(Type, required, ...)                                      \
+  static void to_json(json& nlohmann_json_j, const Type& nlohmann_json_t) {        \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))       \
+  }                                                                                \
+  FORGEK_WIRE_FROM(Type, required, __VA_ARGS__)
+
+// Enums travel as the spellings operator.json and manifests use.
+static void to_json(json& j, DType t) { j = DTypeName(t); }
+static void to_json(json& j, TensorRole r) { j = TensorRoleName(r); }
+static void to_json(json& j, ResolvedArg::Kind k) { j = ResolvedArgKindName(k); }
+static void from_json(const json& j, DType& t) {
+  if (!ParseDType(j.get<std::string>(), &t)) throw WireError{"", "unknown dtype '" + j.get<std::string>() + "'"};
+}
+static void from_json(const json& j, TensorRole& r) {
+  r = ByName(j, {TensorRole::input, TensorRole::output, TensorRole::inout}, TensorRoleName, "role");
+}
+static void from_json(const json& j, ResolvedArg::Kind& k) {
+  using K = ResolvedArg::Kind;
+  k = ByName(j, {K::tensor, K::workspace, K::tensor_map, K::i32, K::i64, K::f32}, ResolvedArgKindName, "kind");
+}
+
+// The members of a distribution that travel: hi_expr and total_expr arrive evaluated (hi, total).
+static void to_json(json& j, const InitSpec& s) {
+  j = {{"dist", s.dist}, {"mean", s.mean}, {"std", s.stddev}, {"lo", s.lo}, {"hi", s.hi}};
   if (s.dist == "partition") j.update({{"total", s.total}, {"multiple", s.multiple}, {"min", s.part_min}});
-  return j;
+}
+static void from_json(const json& j, InitSpec& s) {
+  Require(j, {"dist"});
+  ReadMember(j, "dist", &s.dist);
+  ReadMember(j, "mean", &s.mean);
+  ReadMember(j, "std", &s.stddev);
+  ReadMember(j, "lo", &s.lo);
+  ReadMember(j, "hi", &s.hi);
+  ReadMember(j, "total", &s.total);
+  ReadMember(j, "multiple", &s.multiple);
+  ReadMember(j, "min", &s.part_min);
 }
 
-bool FromJson(const json& j, InitSpec* out, std::string* err) {
-  Reader r(j, "", err);
-  InitSpec s;
-  r.Get("dist", &s.dist);
-  r.Get("mean", &s.mean, false);
-  r.Get("std", &s.stddev, false);
-  r.Get("lo", &s.lo, false);
-  r.Get("hi", &s.hi, false);
-  r.Get("total", &s.total, false);
-  r.Get("multiple", &s.multiple, false);
-  r.Get("min", &s.part_min, false);
-  if (r.ok()) *out = s;
-  return r.ok();
+FORGEK_WIRE_TYPE(DeviceInfo, ("index", "name", "cc", "sms", "l2_bytes", "memory_bytes"), index, name, cc, sms,
+                 l2_bytes, memory_bytes, max_sm_clock_mhz, memory_clock_mhz, memory_bus_bits)
+FORGEK_WIRE_TYPE(WireTensor, ("name", "role", "dtype", "shape"), name, role, dtype, shape, init)
+FORGEK_WIRE_TYPE(ScalarSpec, ("name", "dtype", "value"), name, dtype, value)
+FORGEK_WIRE_TYPE(Tolerance, (), rel_l2, max_abs, exact, check, max_mismatch_fraction)
+FORGEK_WIRE_TYPE(WireConfig, ("name"), op, name, values, tensors, scalars, tolerance)
+FORGEK_WIRE_TYPE(ResolvedTensorMap, ("name", "tensor", "shape", "box"), name, tensor, shape, box, swizzle,
+                 l2_promotion, oob_fill)
+FORGEK_WIRE_TYPE(ResolvedArg, ("kind", "name"), kind, name, i, f)
+FORGEK_WIRE_TYPE(ResolvedLaunch, ("kernel"), kernel, grid, block, cluster, smem, args)
+FORGEK_WIRE_TYPE(StopRule, (), warmup, min_samples, max_samples, min_time_s, max_time_s, max_noise)
+FORGEK_WIRE_TYPE(TimingStats, ("median_us"), median_us, mean_us, min_us, p10_us, p90_us, rel_noise, samples,
+                 sm_clock_mhz)
+FORGEK_WIRE_TYPE(CorrectnessReport, ("ok"), ok, rel_l2, max_abs, bad_elements, detail)
+FORGEK_WIRE_TYPE(KernelLaunchRecord, ("name", "grid", "block"), name, grid, block, cluster, registers_per_thread,
+                 static_smem_bytes, dynamic_smem_bytes, local_memory_per_thread, duration_us)
+
+namespace {
+// A workspace as it travels; ResolvedCandidate keeps the zero flags in a vector of their own.
+struct WireWorkspace {
+  std::string name;
+  int64_t bytes = 0;
+  bool zero = false;
+};
+FORGEK_WIRE_TYPE(WireWorkspace, ("name", "bytes"), name, bytes, zero)
+}  // namespace
+
+static void to_json(json& j, const ResolvedCandidate& r) {
+  std::vector<WireWorkspace> workspaces;
+  for (size_t i = 0; i < r.workspaces.size(); ++i)
+    workspaces.push_back({r.workspaces[i].first, r.workspaces[i].second,
+                          i < r.workspace_zero.size() && r.workspace_zero[i]});
+  j = {{"workspaces", workspaces}, {"tensor_maps", r.tensor_maps}, {"launches", r.launches}};
+}
+static void from_json(const json& j, ResolvedCandidate& r) {
+  Require(j, {});
+  std::vector<WireWorkspace> workspaces;
+  ReadMember(j, "workspaces", &workspaces);
+  ReadMember(j, "tensor_maps", &r.tensor_maps);
+  ReadMember(j, "launches", &r.launches);
+  for (const WireWorkspace& w : workspaces) {
+    r.workspaces.emplace_back(w.name, w.bytes);
+    r.workspace_zero.push_back(w.zero);
+  }
 }
 
-bool FromJson(const json& j, DeviceInfo* out, std::string* err) {
-  Reader r(j, "", err);
-  DeviceInfo d;
-  r.Get("index", &d.index);
-  r.Get("name", &d.name);
-  r.Get("cc", &d.cc);
-  r.Get("sms", &d.sms);
-  r.Get("l2_bytes", &d.l2_bytes);
-  r.Get("memory_bytes", &d.memory_bytes);
-  r.Get("max_sm_clock_mhz", &d.max_sm_clock_mhz, false);
-  r.Get("memory_clock_mhz", &d.memory_clock_mhz, false);
-  r.Get("memory_bus_bits", &d.memory_bus_bits, false);
-  if (r.ok()) *out = d;
-  return r.ok();
+// A library kernel travels without launches; a cubin with the launches resolved for the config.
+static void to_json(json& j, const WireKernel& k) {
+  j = {{"label", k.label}};
+  PutIfSet(j, "library", k.library);
+  PutIfSet(j, "cubin_b64", k.cubin_b64);
+  if (k.library.empty()) j["launch"] = k.launch;
+}
+FORGEK_WIRE_FROM(WireKernel, (), label, library, cubin_b64, launch)
+
+// One flat object: the stop rule's members beside the policy's own.
+static void to_json(json& j, const TimingPolicy& p) {
+  j = p.stop;
+  j.update({{"graph_below_us", p.graph_below_us}, {"graph_target_us", p.graph_target_us},
+            {"max_input_copies", p.max_input_copies}, {"audit", p.audit}});
+}
+static void from_json(const json& j, TimingPolicy& p) {
+  Read(j, &p.stop);
+  ReadMember(j, "graph_below_us", &p.graph_below_us);
+  ReadMember(j, "graph_target_us", &p.graph_target_us);
+  ReadMember(j, "max_input_copies", &p.max_input_copies);
+  ReadMember(j, "audit", &p.audit);
+}
+
+static void to_json(json& j, const EvaluateCommand& c) {
+  j = {{"config", c.config}, {"golden", c.golden}, {"candidate", c.candidate},
+       {"seeds", c.seeds},   {"time", c.time},     {"policy", c.policy}};
+  if (!c.incumbent.empty()) j["incumbent"] = c.incumbent;  // none: correctness only
+}
+FORGEK_WIRE_FROM(EvaluateCommand, ("config", "golden", "candidate", "seeds"), config, golden, candidate, incumbent,
+                 seeds, time, policy)
+
+// Timings travel only when there are some; error strings only when set.
+static void to_json(json& j, const EvaluateReply& v) {
+  j = {{"status", v.status},     {"correctness", v.correctness},   {"timed", v.timed},
+       {"audit_ok", v.audit_ok}, {"input_copies", v.input_copies}, {"launches_per_sample", v.launches_per_sample}};
+  PutIfSet(j, "error", v.error);
+  PutIfSet(j, "cuda_error", v.cuda_error);
+  PutIfSet(j, "failed_kernel", v.failed_kernel);
+  PutIfSet(j, "audit_detail", v.audit_detail);
+  if (v.timed) j["candidate_timing"] = v.candidate;
+  if (v.timed && v.incumbent.samples > 0) j["incumbent_timing"] = v.incumbent;
+}
+static void from_json(const json& j, EvaluateReply& v) {
+  Require(j, {"status"});
+  ReadMember(j, "status", &v.status);
+  ReadMember(j, "error", &v.error);
+  ReadMember(j, "cuda_error", &v.cuda_error);
+  ReadMember(j, "failed_kernel", &v.failed_kernel);
+  ReadMember(j, "audit_detail", &v.audit_detail);
+  ReadMember(j, "correctness", &v.correctness);
+  ReadMember(j, "timed", &v.timed);
+  ReadMember(j, "candidate_timing", &v.candidate);
+  ReadMember(j, "incumbent_timing", &v.incumbent);
+  ReadMember(j, "audit_ok", &v.audit_ok);
+  ReadMember(j, "input_copies", &v.input_copies);
+  ReadMember(j, "launches_per_sample", &v.launches_per_sample);
+}
+
+FORGEK_WIRE_TYPE(ProfileCommand, ("config", "kernel"), config, kernel, metrics, seed, warmup, samples)
+
+static void to_json(json& j, const ProfileReply& p) {
+  j = {{"status", p.status},   {"launches", p.launches}, {"metrics", p.metrics},
+       {"kernel_metrics", p.kernel_metrics}, {"time_us", p.time_us}, {"timing", p.timing}};
+  PutIfSet(j, "error", p.error);
+  PutIfSet(j, "cuda_error", p.cuda_error);
+  PutIfSet(j, "metrics_error", p.metrics_error);
+}
+FORGEK_WIRE_FROM(ProfileReply, ("status"), status, error, cuda_error, launches, metrics, kernel_metrics,
+                 metrics_error, time_us, timing)
+
+// A failed probe is its error and nothing else.
+static void to_json(json& j, const ProbeResult& p) {
+  if (!p.ok) j = {{"ok", false}, {"error", p.error}};
+  else j = {{"ok", true}, {"driver_version", p.driver_version}, {"devices", p.devices}};
+}
+static void from_json(const json& j, ProbeResult& p) {
+  Require(j, {"ok"});
+  ReadMember(j, "ok", &p.ok);
+  Require(j, {p.ok ? "driver_version" : "error"});
+  ReadMember(j, "error", &p.error);
+  ReadMember(j, "driver_version", &p.driver_version);
+  if (p.ok) ReadMember(j, "devices", &p.devices);
+}
+
+namespace {
+
+// The boundary between the throwing from_json functions and the status-returning API.
+template <typename T>
+bool Decode(const json& j, T* out, std::string* err) {
+  try {
+    T v;
+    Read(j, &v);
+    *out = std::move(v);
+    return true;
+  } catch (const WireError& e) {
+    if (err) *err = e.path.empty() ? e.message : e.path + ": " + e.message;
+    return false;
+  }
 }
 
 }  // namespace
@@ -263,249 +370,29 @@ bool DecodeMessageLine(const std::string& line, json* out, std::string* err) {
   return true;
 }
 
-json ToJson(const DeviceInfo& d) {
-  return {{"index", d.index}, {"name", d.name}, {"cc", d.cc}, {"sms", d.sms}, {"l2_bytes", d.l2_bytes},
-          {"memory_bytes", d.memory_bytes}, {"max_sm_clock_mhz", d.max_sm_clock_mhz},
-          {"memory_clock_mhz", d.memory_clock_mhz}, {"memory_bus_bits", d.memory_bus_bits}};
-}
-
-json ToJson(const ProbeResult& p) {
-  if (!p.ok) return {{"ok", false}, {"error", p.error}};
-  json devices = json::array();
-  for (const DeviceInfo& d : p.devices) devices.push_back(ToJson(d));
-  return {{"ok", true}, {"driver_version", p.driver_version}, {"devices", devices}};
-}
-
-bool FromJson(const json& j, ProbeResult* out, std::string* err) {
-  Reader r(j, "", err);
-  ProbeResult p;
-  r.Get("ok", &p.ok);
-  r.Get("error", &p.error, !p.ok);
-  if (p.ok) r.Get("driver_version", &p.driver_version);
-  if (!r.ok()) return false;
-  if (p.ok) {
-    const json& devices = j.value("devices", json::array());
-    for (size_t i = 0; i < devices.size(); ++i) {
-      DeviceInfo d;
-      std::string inner;
-      if (!FromJson(devices[i], &d, &inner)) return *err = "devices[" + std::to_string(i) + "]." + inner, false;
-      p.devices.push_back(d);
-    }
-  }
-  *out = p;
-  return true;
-}
-
-json ToJson(const WireConfig& c) {
-  json tensors = json::array();
-  for (const WireTensor& t : c.tensors)
-    tensors.push_back({{"name", t.name}, {"role", TensorRoleName(t.role)}, {"dtype", DTypeName(t.dtype)},
-                       {"shape", t.shape}, {"init", ToJson(t.init)}});
-  json scalars = json::array();
-  for (const ScalarSpec& s : c.scalars)
-    scalars.push_back({{"name", s.name}, {"dtype", DTypeName(s.dtype)}, {"value", s.value}});
-  const Tolerance& t = c.tolerance;
-  return {{"op", c.op}, {"name", c.name}, {"values", c.values}, {"tensors", tensors}, {"scalars", scalars},
-          {"tolerance",
-           {{"rel_l2", t.rel_l2},
-            {"max_abs", t.max_abs},
-            {"exact", t.exact},
-            {"check", t.check},
-            {"max_mismatch_fraction", t.max_mismatch_fraction}}}};
-}
-
-bool FromJson(const json& j, WireConfig* out, std::string* err) {
-  Reader r(j, "", err);
-  WireConfig c;
-  r.Get("op", &c.op, false);
-  r.Get("name", &c.name);
-  r.Get("values", &c.values, false);
-  if (!r.ok()) return false;
-  const json& tensors = j.value("tensors", json::array());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    Reader t(tensors[i], "tensors[" + std::to_string(i) + "]", err);
-    WireTensor w;
-    std::string role, dtype;
-    t.Get("name", &w.name);
-    t.Get("role", &role);
-    t.Get("dtype", &dtype);
-    t.Get("shape", &w.shape);
-    t.Object("init", &w.init, false);
-    if (t.ok() && !ParseRole(role, &w.role)) t.Fail("role", "unknown role '" + role + "'");
-    if (t.ok() && !ParseDType(dtype, &w.dtype)) t.Fail("dtype", "unknown dtype '" + dtype + "'");
-    for (int64_t d : w.shape)
-      if (t.ok() && d < 0) t.Fail("shape", "negative dimension");
-    if (!t.ok()) return false;
-    c.tensors.push_back(w);
-  }
-  const json& scalars = j.value("scalars", json::array());
-  for (size_t i = 0; i < scalars.size(); ++i) {
-    Reader s(scalars[i], "scalars[" + std::to_string(i) + "]", err);
-    ScalarSpec sc;
-    std::string dtype;
-    s.Get("name", &sc.name);
-    s.Get("dtype", &dtype);
-    s.Get("value", &sc.value);
-    if (s.ok() && !ParseDType(dtype, &sc.dtype)) s.Fail("dtype", "unknown dtype '" + dtype + "'");
-    if (!s.ok()) return false;
-    c.scalars.push_back(sc);
-  }
-  if (j.contains("tolerance")) {
-    Reader t(j["tolerance"], "tolerance", err);
-    t.Get("rel_l2", &c.tolerance.rel_l2, false);
-    t.Get("max_abs", &c.tolerance.max_abs, false);
-    t.Get("exact", &c.tolerance.exact, false);
-    t.Get("check", &c.tolerance.check, false);
-    t.Get("max_mismatch_fraction", &c.tolerance.max_mismatch_fraction, false);
-    if (!t.ok()) return false;
-  }
-  *out = std::move(c);
-  return true;
-}
-
-json ToJson(const WireKernel& k) {
-  json j = {{"label", k.label}};
-  if (!k.library.empty()) j["library"] = k.library;
-  if (!k.cubin_path.empty()) j["cubin_path"] = k.cubin_path;
-  if (!k.cubin_b64.empty()) j["cubin_b64"] = k.cubin_b64;
-  if (k.library.empty()) j["launch"] = ToJson(k.launch);
-  return j;
-}
-
-bool FromJson(const json& j, WireKernel* out, std::string* err) {
-  Reader r(j, "", err);
-  WireKernel k;
-  r.Get("label", &k.label, false);
-  r.Get("library", &k.library, false);
-  r.Get("cubin_path", &k.cubin_path, false);
-  r.Get("cubin_b64", &k.cubin_b64, false);
-  if (!r.ok()) return false;
-  if (k.library.empty() && !k.cubin_path.empty() + !k.cubin_b64.empty() != 1) {
-    r.Fail("", "a kernel needs exactly one of library, cubin_path, cubin_b64");
-    return false;
-  }
-  if (k.library.empty()) r.Object("launch", &k.launch);
-  if (r.ok()) *out = std::move(k);
-  return r.ok();
-}
-
-json ToJson(const TimingPolicy& p) {
-  const StopRule& s = p.stop;
-  return {{"warmup", s.warmup}, {"min_samples", s.min_samples}, {"max_samples", s.max_samples},
-          {"min_time_s", s.min_time_s}, {"max_time_s", s.max_time_s}, {"max_noise", s.max_noise},
-          {"graph_below_us", p.graph_below_us}, {"graph_target_us", p.graph_target_us},
-          {"max_input_copies", p.max_input_copies}, {"audit", p.audit}};
-}
-
-bool FromJson(const json& j, TimingPolicy* out, std::string* err) {
-  Reader r(j, "", err);
-  TimingPolicy p;
-  r.Get("warmup", &p.stop.warmup, false);
-  r.Get("min_samples", &p.stop.min_samples, false);
-  r.Get("max_samples", &p.stop.max_samples, false);
-  r.Get("min_time_s", &p.stop.min_time_s, false);
-  r.Get("max_time_s", &p.stop.max_time_s, false);
-  r.Get("max_noise", &p.stop.max_noise, false);
-  r.Get("graph_below_us", &p.graph_below_us, false);
-  r.Get("graph_target_us", &p.graph_target_us, false);
-  r.Get("max_input_copies", &p.max_input_copies, false);
-  r.Get("audit", &p.audit, false);
-  if (r.ok()) *out = p;
-  return r.ok();
-}
-
-json ToJson(const EvaluateCommand& c) {
-  json j = {{"config", ToJson(c.config)}, {"golden", ToJson(c.golden)}, {"candidate", ToJson(c.candidate)},
-            {"seeds", c.seeds}, {"time", c.time}, {"policy", ToJson(c.policy)}};
-  if (!c.incumbent.empty()) j["incumbent"] = ToJson(c.incumbent);
-  return j;
-}
-
-bool FromJson(const json& j, EvaluateCommand* out, std::string* err) {
-  Reader r(j, "", err);
-  EvaluateCommand c;
-  r.Object("config", &c.config);
-  r.Object("golden", &c.golden);
-  r.Object("candidate", &c.candidate);
-  r.Object("incumbent", &c.incumbent, false);
-  r.Get("seeds", &c.seeds);
-  r.Get("time", &c.time, false);
-  r.Object("policy", &c.policy, false);
-  if (r.ok() && c.seeds.empty()) r.Fail("seeds", "at least one seed is needed");
-  if (r.ok()) *out = std::move(c);
-  return r.ok();
-}
-
-json ToJson(const TimingStats& t) {
-  return {{"median_us", t.median_us}, {"mean_us", t.mean_us}, {"min_us", t.min_us}, {"p10_us", t.p10_us},
-          {"p90_us", t.p90_us}, {"rel_noise", t.rel_noise}, {"samples", t.samples}, {"sm_clock_mhz", t.sm_clock_mhz}};
-}
-
-bool FromJson(const json& j, TimingStats* out, std::string* err) {
-  Reader r(j, "", err);
-  TimingStats t;
-  r.Get("median_us", &t.median_us);
-  r.Get("mean_us", &t.mean_us, false);
-  r.Get("min_us", &t.min_us, false);
-  r.Get("p10_us", &t.p10_us, false);
-  r.Get("p90_us", &t.p90_us, false);
-  r.Get("rel_noise", &t.rel_noise, false);
-  r.Get("samples", &t.samples, false);
-  r.Get("sm_clock_mhz", &t.sm_clock_mhz, false);
-  if (r.ok()) *out = t;
-  return r.ok();
-}
-
-json ToJson(const CorrectnessReport& c) {
-  return {{"ok", c.ok}, {"rel_l2", c.rel_l2}, {"max_abs", c.max_abs}, {"bad_elements", c.bad_elements},
-          {"detail", c.detail}};
-}
-
-bool FromJson(const json& j, CorrectnessReport* out, std::string* err) {
-  Reader r(j, "", err);
-  CorrectnessReport c;
-  r.Get("ok", &c.ok);
-  r.Get("rel_l2", &c.rel_l2, false);
-  r.Get("max_abs", &c.max_abs, false);
-  r.Get("bad_elements", &c.bad_elements, false);
-  r.Get("detail", &c.detail, false);
-  if (r.ok()) *out = c;
-  return r.ok();
-}
-
-json ToJson(const EvaluateReply& v) {
-  json j = {{"status", v.status}, {"correctness", ToJson(v.correctness)}, {"timed", v.timed},
-            {"audit_ok", v.audit_ok}, {"input_copies", v.input_copies},
-            {"launches_per_sample", v.launches_per_sample}};
-  if (!v.error.empty()) j["error"] = v.error;
-  if (!v.cuda_error.empty()) j["cuda_error"] = v.cuda_error;
-  if (!v.failed_kernel.empty()) j["failed_kernel"] = v.failed_kernel;
-  if (!v.audit_detail.empty()) j["audit_detail"] = v.audit_detail;
-  if (v.timed) {
-    j["candidate_timing"] = ToJson(v.candidate);
-    if (v.incumbent.samples > 0) j["incumbent_timing"] = ToJson(v.incumbent);
-  }
-  return j;
-}
-
-bool FromJson(const json& j, EvaluateReply* out, std::string* err) {
-  Reader r(j, "", err);
-  EvaluateReply v;
-  r.Get("status", &v.status);
-  r.Get("error", &v.error, false);
-  r.Get("cuda_error", &v.cuda_error, false);
-  r.Get("failed_kernel", &v.failed_kernel, false);
-  r.Object("correctness", &v.correctness, false);
-  r.Get("timed", &v.timed, false);
-  r.Object("candidate_timing", &v.candidate, false);
-  r.Object("incumbent_timing", &v.incumbent, false);
-  r.Get("audit_ok", &v.audit_ok, false);
-  r.Get("audit_detail", &v.audit_detail, false);
-  r.Get("input_copies", &v.input_copies, false);
-  r.Get("launches_per_sample", &v.launches_per_sample, false);
-  if (r.ok()) *out = std::move(v);
-  return r.ok();
-}
+json ToJson(const DeviceInfo& v) { return v; }
+json ToJson(const ProbeResult& v) { return v; }
+json ToJson(const WireConfig& v) { return v; }
+json ToJson(const WireKernel& v) { return v; }
+json ToJson(const TimingPolicy& v) { return v; }
+json ToJson(const EvaluateCommand& v) { return v; }
+json ToJson(const EvaluateReply& v) { return v; }
+json ToJson(const TimingStats& v) { return v; }
+json ToJson(const CorrectnessReport& v) { return v; }
+json ToJson(const KernelLaunchRecord& v) { return v; }
+json ToJson(const ProfileCommand& v) { return v; }
+json ToJson(const ProfileReply& v) { return v; }
+bool FromJson(const json& j, ProbeResult* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, WireConfig* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, WireKernel* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, TimingPolicy* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, EvaluateCommand* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, EvaluateReply* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, TimingStats* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, CorrectnessReport* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, KernelLaunchRecord* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, ProfileCommand* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, ProfileReply* out, std::string* err) { return Decode(j, out, err); }
 
 std::string Base64Encode(const std::string& bytes) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -558,97 +445,6 @@ bool Base64Decode(const std::string& text, std::string* bytes) {
   }
   *bytes = std::move(out);
   return true;
-}
-
-json ToJson(const KernelLaunchRecord& k) {
-  return {{"name", k.name},
-          {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-          {"block", {k.block[0], k.block[1], k.block[2]}},
-          {"cluster", {k.cluster[0], k.cluster[1], k.cluster[2]}},
-          {"registers_per_thread", k.registers_per_thread},
-          {"static_smem_bytes", k.static_smem_bytes},
-          {"dynamic_smem_bytes", k.dynamic_smem_bytes},
-          {"local_memory_per_thread", k.local_memory_per_thread},
-          {"duration_us", k.duration_us}};
-}
-
-bool FromJson(const json& j, KernelLaunchRecord* out, std::string* err) {
-  Reader r(j, "", err);
-  KernelLaunchRecord k;
-  std::vector<int64_t> grid, block, cluster;
-  r.Get("name", &k.name);
-  r.Get("grid", &grid);
-  r.Get("block", &block);
-  r.Get("cluster", &cluster, false);
-  r.Get("registers_per_thread", &k.registers_per_thread, false);
-  r.Get("static_smem_bytes", &k.static_smem_bytes, false);
-  r.Get("dynamic_smem_bytes", &k.dynamic_smem_bytes, false);
-  r.Get("local_memory_per_thread", &k.local_memory_per_thread, false);
-  r.Get("duration_us", &k.duration_us, false);
-  auto dims = [&r](const char* key, const std::vector<int64_t>& v, int64_t* out3, bool required) {
-    if (!r.ok() || (v.empty() && !required)) return;
-    if (v.size() != 3) return r.Fail(key, "expected 3 numbers (x, y, z)");
-    for (int i = 0; i < 3; ++i) out3[i] = v[static_cast<size_t>(i)];
-  };
-  dims("grid", grid, k.grid, true);
-  dims("block", block, k.block, true);
-  dims("cluster", cluster, k.cluster, false);
-  if (r.ok()) *out = std::move(k);
-  return r.ok();
-}
-
-json ToJson(const ProfileCommand& c) {
-  return {{"config", ToJson(c.config)}, {"kernel", ToJson(c.kernel)}, {"metrics", c.metrics},
-          {"seed", c.seed},             {"warmup", c.warmup},         {"samples", c.samples}};
-}
-
-bool FromJson(const json& j, ProfileCommand* out, std::string* err) {
-  Reader r(j, "", err);
-  ProfileCommand c;
-  r.Object("config", &c.config);
-  r.Object("kernel", &c.kernel);
-  r.Get("metrics", &c.metrics, false);
-  r.Get("seed", &c.seed, false);
-  r.Get("warmup", &c.warmup, false);
-  r.Get("samples", &c.samples, false);
-  if (r.ok() && c.samples < 1) r.Fail("samples", "at least one timed call is needed");
-  if (r.ok() && c.warmup < 0) r.Fail("warmup", "must not be negative");
-  if (r.ok()) *out = std::move(c);
-  return r.ok();
-}
-
-json ToJson(const ProfileReply& p) {
-  json launches = json::array();
-  for (const KernelLaunchRecord& k : p.launches) launches.push_back(ToJson(k));
-  json j = {{"status", p.status},   {"launches", launches}, {"metrics", p.metrics},
-            {"kernel_metrics", p.kernel_metrics}, {"time_us", p.time_us}, {"timing", ToJson(p.timing)}};
-  if (!p.error.empty()) j["error"] = p.error;
-  if (!p.cuda_error.empty()) j["cuda_error"] = p.cuda_error;
-  if (!p.metrics_error.empty()) j["metrics_error"] = p.metrics_error;
-  return j;
-}
-
-bool FromJson(const json& j, ProfileReply* out, std::string* err) {
-  Reader r(j, "", err);
-  ProfileReply p;
-  r.Get("status", &p.status);
-  r.Get("error", &p.error, false);
-  r.Get("cuda_error", &p.cuda_error, false);
-  r.Get("metrics", &p.metrics, false);
-  r.Get("kernel_metrics", &p.kernel_metrics, false);
-  r.Get("metrics_error", &p.metrics_error, false);
-  r.Get("time_us", &p.time_us, false);
-  r.Object("timing", &p.timing, false);
-  const json& launches = j.is_object() ? j.value("launches", json::array()) : json::array();
-  if (r.ok() && !launches.is_array()) r.Fail("launches", "expected an array");
-  for (size_t i = 0; r.ok() && i < launches.size(); ++i) {
-    KernelLaunchRecord k;
-    std::string inner;
-    if (!FromJson(launches[i], &k, &inner)) r.Fail("launches[" + std::to_string(i) + "]", inner);
-    else p.launches.push_back(std::move(k));
-  }
-  if (r.ok()) *out = std::move(p);
-  return r.ok();
 }
 
 }  // namespace forgek

@@ -2,12 +2,12 @@
 #include "forgek/budget.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/store.h"
+#include "forgek/verdict.h"
 #include "core/json_parse.h"
 
 namespace forgek {
@@ -36,15 +36,11 @@ std::string Why(const OperatorHeadroom& h) {
   return why;
 }
 
-double GeomeanSol(const std::vector<double>& sol) {
-  double log_sum = 0;
-  int n = 0;
-  for (double s : sol)
-    if (s > 0) {
-      log_sum += std::log(s);
-      ++n;
-    }
-  return n ? std::exp(log_sum / n) : -1;
+// The geomean SOL % of configs, or -1 (OperatorHeadroom's "unknown") when none has a SOL figure:
+// the geomean's 0 for that case would read as 0 % of SOL, all the headroom there is.
+double SolPctOrUnknown(const std::vector<double>& sol) {
+  const double g = GeomeanOfPositive(sol);
+  return g > 0 ? g : -1;
 }
 
 }  // namespace
@@ -85,7 +81,7 @@ bool HeadroomFromStore(Store& store, const std::string& op, const std::string& a
     if (meta.is_object() && meta.contains("configs") && meta["configs"].is_array())
       for (const nlohmann::json& c : meta["configs"])
         if (c.is_object() && c.contains("sol_pct") && c["sol_pct"].is_number()) sol.push_back(c["sol_pct"].get<double>());
-    out->sol_pct = GeomeanSol(sol);
+    out->sol_pct = SolPctOrUnknown(sol);
     if (out->sol_pct >= 0) out->sol_source = "seal " + seal.id.substr(0, 12);
   }
   if (out->sol_pct < 0 && !sealed) {
@@ -97,7 +93,7 @@ bool HeadroomFromStore(Store& store, const std::string& op, const std::string& a
       std::vector<double> sol;
       for (const AttemptMeasurement& m : attempts[0].measurements)
         if (m.incumbent_us > 0 && m.sol_pct > 0) sol.push_back(m.sol_pct * m.candidate_us / m.incumbent_us);
-      out->sol_pct = GeomeanSol(sol);
+      out->sol_pct = SolPctOrUnknown(sol);
       if (out->sol_pct >= 0) out->sol_source = "run attempts";
     }
   }
@@ -137,7 +133,7 @@ bool BenchSolFromJson(const std::string& text, std::map<std::string, double>* ou
     if (!row.contains("sol_pct") || !row["sol_pct"].is_number() || row["sol_pct"].get<double>() <= 0) continue;
     sol[row["operator"].get<std::string>()].push_back(row["sol_pct"].get<double>());
   }
-  for (const auto& [op, values] : sol) (*out)[op] = GeomeanSol(values);
+  for (const auto& [op, values] : sol) (*out)[op] = SolPctOrUnknown(values);
   return true;
 }
 

@@ -161,7 +161,11 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
   }
   bool ok = false;
   try {
-    ok = state.Begin(err) && Loop(opts, services, state, summary, start, err);
+    if (state.Begin(err)) {
+      const Clock::time_point search_start = Clock::now();
+      ok = Loop(opts, services, state, summary, start, err);
+      state.AddStage("search", Seconds(search_start));
+    }
   } catch (const std::exception& e) {
     *err = std::string("internal error: ") + e.what();
   }

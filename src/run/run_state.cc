@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/device_library.h"
 #include "forgek/dispatch.h"
 #include "forgek/hash.h"
 #include "forgek/params.h"
@@ -16,6 +17,7 @@
 #include "forgek/store.h"
 #include "forgek/verdict.h"
 #include "run/ablation.h"
+#include "run/incumbent_analysis.h"
 #include "run/incumbent_view.h"
 #include "run/resume_history.h"
 #include "core/json_parse.h"
@@ -24,6 +26,10 @@ namespace forgek {
 namespace {
 
 bool Timed(Outcome o) { return OutcomeTimed(o); }
+
+double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
 
 std::string Fmt3(double v) {
   char buf[32];
@@ -79,7 +85,25 @@ std::string EndFailure(const RunOptions& opts, const RunSummary& s) {
 RunState::RunState(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary)
     : op_(op), opts_(opts), services_(services), summary_(summary) {}
 
+double RunState::SecondsRun() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void RunState::AddStage(const std::string& name, double seconds, const std::string& note) {
+  summary_->stages.push_back({name, seconds, note});
+}
+
+double RunState::EndWorkEstimate() const {
+  if (!have_best_ || opts_.compile_only || !services_.evaluator || evaluations_ == 0) return 0;
+  const double evaluation = evaluation_s_ / evaluations_;
+  const double profile = profile_s_per_config_ * static_cast<double>(ConfigNames().size());
+  const bool ablations = opts_.ablations != 0 && !best_.proposal.candidate.manifest.controls.empty();
+  // Confirmation on fresh seeds, the best's profile, and one ablation (evaluated and profiled).
+  return evaluation + (have_kb_ ? profile : 0) + (ablations ? evaluation + profile : 0);
+}
+
 bool RunState::Begin(std::string* err) {
+  const auto begin_start = std::chrono::steady_clock::now();
   *summary_ = RunSummary{};
   summary_->operator_name = op_.name;
   summary_->arch = opts_.arch;
@@ -169,46 +193,20 @@ bool RunState::Begin(std::string* err) {
 
   // Analyse the incumbent: what the hardware shows about it becomes observations and hypotheses.
   if (services_.evaluator && !opts_.compile_only) {
-    // A dispatch incumbent is profiled config by config, each with the kernel that serves it.
-    std::vector<std::vector<std::string>> parts;
-    if (incumbent_.per_config.empty()) {
-      parts.push_back(opts_.configs);
-    } else {
-      for (const ConfigSpec& c : op_.configs)
-        if (opts_.configs.empty() || std::find(opts_.configs.begin(), opts_.configs.end(), c.name) != opts_.configs.end())
-          parts.push_back({c.name});
-    }
-    std::string perr;
-    bool profiled = true;
-    for (const std::vector<std::string>& part : parts) {
-      ProfileRequest preq;
-      preq.op = &op_;
-      preq.kernel = part.size() == 1 ? incumbent_.For(part[0]) : incumbent_.kernel;
-      preq.configs = part;
-      std::vector<KernelProfile> profiles;
-      if (!services_.evaluator->Profile(preq, &profiles, &perr)) {
-        profiled = false;
-        break;
-      }
-      AttachSass(preq.kernel, &profiles);
-      incumbent_profiles_.insert(incumbent_profiles_.end(), profiles.begin(), profiles.end());
-    }
-    if (!profiled) {
-      Degrade("profile", "incumbent not profiled: " + perr);
-    } else if (services_.store) {
-      std::vector<Observation> all;
-      for (KernelProfile& prof : incumbent_profiles_) {
-        prof.label = incumbent_.seal_id.empty() ? "reference" : "seal:" + incumbent_.seal_id;
-        std::vector<Observation> obs;
-        std::string aerr;
-        bool ok = have_kb_ ? AnalyzeAndRecord(*services_.store, kb_, op_, opts_.arch, device_, prof, &obs, &aerr)
-                           : AnalyzeAndRecord(*services_.store, op_, opts_.arch, prof, &obs, &aerr);
-        if (!ok) Degrade("analysis", "analysis of the incumbent on " + prof.config + " failed: " + aerr);
-        all.insert(all.end(), obs.begin(), obs.end());
-      }
-      incumbent_summary_ = RenderObservations(all);
-      spdlog::info("incumbent analysed: {} observations", all.size());
-    }
+    const auto analysis_start = std::chrono::steady_clock::now();
+    AnalysisInputs in{&op_, opts_.arch, device_, driver_, services_.evaluator, services_.store,
+                      have_kb_ ? &kb_ : nullptr, ConfigNames()};
+    IncumbentAnalysis analysis = AnalyzeIncumbent(in, incumbent_);
+    for (const DegradedStage& d : analysis.degraded) Degrade(d.stage, d.reason);
+    incumbent_profiles_ = std::move(analysis.profiles);
+    incumbent_summary_ = std::move(analysis.summary);
+    profile_s_per_config_ = analysis.profiled > 0 ? analysis.profile_s / analysis.profiled : 0;
+    if (services_.store)
+      spdlog::info("incumbent analysed: {} configs profiled, {} from the store", analysis.profiled, analysis.cached);
+    AddStage("incumbent analysis", SecondsSince(analysis_start),
+             analysis.cached > 0 ? std::to_string(analysis.cached) + " of " +
+                                       std::to_string(analysis.cached + analysis.profiled) + " configs from the store"
+                                 : "");
   }
 
   if (services_.store) {
@@ -276,13 +274,16 @@ bool RunState::Begin(std::string* err) {
   }
   for (size_t i = 0; i < history_.size(); ++i) iteration_of_.emplace(history_[i].candidate_hash, static_cast<int>(i));
   if (services_.run_started && !run_id_.empty()) services_.run_started(run_id_);
+  double begin_s = SecondsSince(begin_start);
+  for (const RunStage& stage : summary_->stages) begin_s -= stage.seconds;
+  summary_->stages.insert(summary_->stages.begin(), RunStage{"start", std::max(begin_s, 0.0), ""});
   return true;
 }
 
 std::string RunState::BudgetSpent(double elapsed_s) const {
   if (services_.stop_requested && services_.stop_requested()) return "interrupted";
   if (opts_.iterations > 0 && attempts_this_run_ >= opts_.iterations) return "iterations";
-  if (opts_.time_s > 0 && elapsed_s >= opts_.time_s) return "time";
+  if (opts_.time_s > 0 && elapsed_s + EndWorkEstimate() >= opts_.time_s) return "time";
   if (opts_.patience > 0 && since_best_ >= opts_.patience) return "patience";
   return "";
 }
@@ -327,7 +328,7 @@ bool RunState::RecordAttempt(const Proposal& p, const std::string& hash, const E
   CandidateRecord cand;
   cand.hash = hash;
   cand.operator_name = op_.name;
-  cand.source = p.candidate.source;
+  cand.source = ExpandedSource(p.candidate.source);  // self-contained: the library code it was measured with
   cand.params_json = ParamsJson(p.params);
   cand.family = p.family;
   cand.mechanisms = p.candidate.manifest.mechanisms;
@@ -435,12 +436,18 @@ void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
     spdlog::warn("observations of the best not recorded: {}", err);
 }
 
-void RunState::RunAblations(const std::map<std::string, double>& best_metrics) {
+void RunState::RunAblations(const std::map<std::string, double>& best_metrics, std::string* note) {
   const Candidate& family = best_.proposal.candidate;
   if (family.manifest.controls.empty() || best_.proposal.family.empty()) return;
   const int budget = opts_.ablations >= 0 ? opts_.ablations : std::clamp(opts_.iterations / 8, 1, 4);
   int run = 0, recorded = 0;
   for (const ParamAssignment& variant : AblationVariants(family, op_, best_.proposal.params, budget)) {
+    // --time holds the end of the run too: the first ablation was reserved, the rest fit or wait
+    // for another run.
+    if (run > 0 && opts_.time_s > 0 && SecondsRun() + EndWorkEstimate() >= opts_.time_s) {
+      *note = "cut by --time after " + std::to_string(run);
+      break;
+    }
     CompileRequest creq;
     creq.name = family.path.empty() ? "candidate.cu" : std::filesystem::path(family.path).filename().string();
     creq.source = family.source;
@@ -551,6 +558,8 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
     a.outcome = Outcome::compiled;
     a.feedback = "compiled, not evaluated (--compile-only): " + compiled.Summary();
   } else {
+    evaluation_s_ += result.wall_s;
+    ++evaluations_;
     a.outcome = result.outcome;
     a.feedback = result.detail;
     a.geomean_speedup = Timed(result.outcome) ? result.geomean_speedup : 0;
@@ -1062,10 +1071,16 @@ bool RunState::Finish(std::string* err) {
   if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
       summary_->stop_reason != "interrupted") {
     std::map<std::string, double> best_metrics;
+    auto stage_start = std::chrono::steady_clock::now();
     AnalyzeBest(&best_metrics);
-    RunAblations(best_metrics);
+    AddStage("analysis of the best", SecondsSince(stage_start));
+    stage_start = std::chrono::steady_clock::now();
+    std::string ablation_note;
+    RunAblations(best_metrics, &ablation_note);
+    AddStage("ablations", SecondsSince(stage_start), ablation_note);
   }
   SummarizeLearned();
+  const auto seal_start = std::chrono::steady_clock::now();
   if (opts_.compile_only) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {
@@ -1078,6 +1093,9 @@ bool RunState::Finish(std::string* err) {
     if (!SealBest(err)) return false;
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
+  if (!opts_.compile_only && have_best_) AddStage("confirmation and seal", SecondsSince(seal_start));
+  summary_->wall_s = SecondsRun();
+  summary_->candidates_per_minute = summary_->wall_s > 0 ? summary_->attempts / (summary_->wall_s / 60.0) : 0;
   // A run that failed keeps what it found (a seal included) and is recorded failed with its reason.
   std::string failure = EndFailure(opts_, *summary_);
   if (!failure.empty()) {

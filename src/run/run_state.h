@@ -1,6 +1,7 @@
 // The state of one run between its steps: incumbent, history, best candidate, records.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <set>
@@ -47,6 +48,8 @@ class RunState {
   bool Attempt(const Proposal& proposal, const CompileResult& compiled, std::string* err);
   // Confirms and seals the best candidate when it qualifies; fills the summary; closes the run.
   bool Finish(std::string* err);
+  // A named stage of the run took `seconds` (the summary lists them in order).
+  void AddStage(const std::string& name, double seconds, const std::string& note = "");
   // Ends a run that cannot go on: the summary says what it did, the store records it `failed`
   // with `reason`. False (with why in *err) when the store refuses even that write.
   bool Fail(const std::string& reason, std::string* err);
@@ -69,7 +72,8 @@ class RunState {
   void RecordLearned(const SettingComparison& c);
   // After the search: the best with one controlled param moved, timed interleaved against it;
   // `best_metrics` (the best's profile, may be empty) give each ablation its metric deltas.
-  void RunAblations(const std::map<std::string, double>& best_metrics);
+  // Ablations past the first stop when --time is spent (`note` says so).
+  void RunAblations(const std::map<std::string, double>& best_metrics, std::string* note);
   // The best profiled (observations of a candidate, never hypotheses) and its claimed mechanisms
   // checked against its SASS; `metrics` receives its first config's metrics (empty when unprofiled).
   void AnalyzeBest(std::map<std::string, double>* metrics);
@@ -111,6 +115,10 @@ class RunState {
   bool CloseRun(const std::string& status, std::string* err);
   // A stage that goes on without its input: logged, and said in the summary (once per reason).
   void Degrade(const std::string& stage, const std::string& reason);
+  // Seconds the end of the run is expected to take (confirming the best, profiling it, one
+  // ablation), from this run's own measurements: --time holds them too.
+  double EndWorkEstimate() const;
+  double SecondsRun() const;
 
   const OperatorSpec& op_;
   const RunOptions& opts_;
@@ -130,6 +138,10 @@ class RunState {
   std::vector<IncumbentServer> incumbent_dispatch_;  // a dispatch incumbent: what serves each config
   std::string device_, driver_;
   std::string run_id_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double evaluation_s_ = 0;          // wall seconds of this run's evaluations
+  int evaluations_ = 0;
+  double profile_s_per_config_ = 0;  // the incumbent's profile on the GPU, per config (0: from the store)
   std::vector<AttemptSummary> history_;
   double history_best_ = 0;  // the best geomean among the attempts a resumed run restored
   std::map<std::string, int> iteration_of_;  // candidate hash -> its first attempt in this run

@@ -33,6 +33,13 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
                 s.wall_s, stop.c_str(), counts.c_str());
+  if (!s.stages.empty()) {
+    std::string stages;
+    for (const RunStage& st : s.stages)
+      stages += Printf("%s%s %.1f s%s", stages.empty() ? "" : ", ", st.name.c_str(), st.seconds,
+                       st.note.empty() ? "" : (" (" + st.note + ")").c_str());
+    out += "stages: " + stages + "\n";
+  }
   if (!s.agent_note.empty()) out += "agent: " + s.agent_note + "\n";
   if (s.best_iteration >= 0) {
     std::string params;
@@ -118,6 +125,8 @@ std::string RunSummaryJson(const RunSummary& s) {
     dispatch.push_back({{"config", d.config}, {"kernel", d.kernel}, {"reason", d.reason}, {"mechanisms", d.mechanisms}});
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : s.best_params) params[k] = v;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const RunStage& st : s.stages) stages.push_back({{"name", st.name}, {"seconds", st.seconds}, {"note", st.note}});
   nlohmann::json degraded = nlohmann::json::array();
   for (const DegradedStage& d : s.degraded) degraded.push_back({{"stage", d.stage}, {"reason", d.reason}});
   nlohmann::json j = {{"run_id", s.run_id},
@@ -152,6 +161,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"sealed_mechanisms", s.sealed_mechanisms},
                       {"wall_s", s.wall_s},
                       {"candidates_per_minute", s.candidates_per_minute},
+                      {"stages", stages},
                       {"lineage", lineage},
                       {"llm", {{"requests", s.spend.requests},
                                {"input_tokens", s.spend.input_tokens},

@@ -11,6 +11,7 @@
 #include "core/json_parse.h"
 #include "forgek/params.h"
 #include "forgek/candidate.h"
+#include "forgek/device_library.h"
 #include "forgek/hash.h"
 #include "forgek/seal.h"
 
@@ -128,7 +129,9 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     *err = what + ": " + why;
     return false;
   }
-  CompileRequest req{"kernel.cu", cand.source, arch, ParamDefines(params)};
+  // kernel.cu stands alone: the device library code the seal was measured with is in it.
+  const std::string source = ExpandedSource(cand.source);
+  CompileRequest req{"kernel.cu", source, arch, ParamDefines(params)};
   CompileResult compiled = compiler.CompileNow(req);
   if (!compiled.ok) {
     *err = what + ": sealed source no longer compiles: " + compiled.Summary();
@@ -148,7 +151,7 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     *err = "cannot create " + folder.string() + ": " + ec.message();
     return false;
   }
-  return WriteText(folder / "kernel.cu", cand.source, err) && WriteText(folder / "kernel.cubin", compiled.cubin, err) &&
+  return WriteText(folder / "kernel.cu", source, err) && WriteText(folder / "kernel.cubin", compiled.cubin, err) &&
          WriteText(folder / "launch.json", launch.dump(2) + "\n", err);
 }
 

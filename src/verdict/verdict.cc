@@ -56,6 +56,13 @@ double Geomean(const std::vector<double>& speedups) {
   return std::exp(log_sum / static_cast<double>(speedups.size()));
 }
 
+double GeomeanOfPositive(const std::vector<double>& values) {
+  std::vector<double> positive;
+  for (double v : values)
+    if (v > 0) positive.push_back(v);
+  return Geomean(positive);
+}
+
 GeomeanComparison CompareOnConfigs(const std::vector<ConfigResult>& configs, double min_effect) {
   GeomeanComparison g;
   std::vector<double> speedups;

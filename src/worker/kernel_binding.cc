@@ -2,8 +2,6 @@
 #include "worker/kernel_binding.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace forgek::worker {
 namespace {
@@ -11,15 +9,6 @@ namespace {
 bool Fail(GpuError* err, const std::string& msg) {
   err->message = msg;
   return false;
-}
-
-bool ReadBinary(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 CUtensorMapDataType TensorMapType(DType t) {
@@ -67,11 +56,7 @@ bool BoundKernel::Init(GpuContext* gpu, const WireKernel& kernel, const WireConf
     return true;
   }
   std::string cubin;
-  if (!kernel.cubin_path.empty()) {
-    if (!ReadBinary(kernel.cubin_path, &cubin)) return Fail(err, "cannot read cubin " + kernel.cubin_path);
-  } else if (!Base64Decode(kernel.cubin_b64, &cubin)) {
-    return Fail(err, "cubin_b64 is not valid base64");
-  }
+  if (!Base64Decode(kernel.cubin_b64, &cubin)) return Fail(err, "cubin_b64 is not valid base64");
   CUmodule module;
   if (!gpu->LoadModule(cubin, &module, err)) return false;
   const cuda::Driver& d = gpu->d();

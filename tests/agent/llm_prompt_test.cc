@@ -4,6 +4,7 @@
 #include "agent/llm_parents.h"
 #include "agent/prompt_builder.h"
 #include "agent/prompt_template.h"
+#include "forgek/device_library.h"
 #include "llm_test_server.h"
 #include "test_util.h"
 
@@ -97,6 +98,27 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
     EXPECT_NE(text.find(expected), std::string::npos) << "missing: " << expected;
   }
   EXPECT_NE(system.find("sm90"), std::string::npos);
+}
+
+// The model sees the device library's API, and a stored incumbent (its library code expanded into
+// it) as the includes it was written with.
+TEST_F(ShippedPrompts, TheDeviceLibraryApiIsShownAndStoredSourcesShowTheirIncludes) {
+  const DeviceHeader& first = ShippedDeviceLibrary().front();
+  Candidate incumbent;
+  incumbent.source = ExpandedSource("/* forgek {} */\n#include <" + first.name + ">\nint own_code;\n");
+  ASSERT_NE(incumbent.source.find("device library: begin"), std::string::npos);
+  ProposalContext ctx;
+  ctx.op = &op_;
+  ctx.incumbent_source = &incumbent;
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
+  EXPECT_NE(text.find("## Device library"), std::string::npos);
+  for (const DeviceHeader& h : ShippedDeviceLibrary())
+    EXPECT_NE(text.find("#include <" + h.name + ">\n//"), std::string::npos) << "API of " << h.name << " missing";
+  EXPECT_NE(vars["incumbent"].find("#include <" + first.name + ">\nint own_code;"), std::string::npos)
+      << vars["incumbent"];
+  EXPECT_EQ(vars["incumbent"].find("device library: begin"), std::string::npos);
 }
 
 // A 10 MB operator description went whole into every request: each piece is cut at

@@ -10,6 +10,7 @@
 
 #include "compile/compile_cache.h"
 #include "forgek/compile.h"
+#include "forgek/device_library.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -135,6 +136,36 @@ TEST(Compiler, SyntaxErrorNamesTheLine) {
   EXPECT_EQ(r.messages[0].line, 5) << r.log;  // the missing ';' is noticed on the next statement
   EXPECT_EQ(r.messages[0].severity, "error");
   EXPECT_NE(r.Summary().find("line 5: expected a \";\""), std::string::npos) << r.Summary();
+}
+
+// A kernel on the device library: every shipped header included (their expansion compiles together),
+// and an error after the includes keeps the candidate's own line number.
+TEST(Compiler, DeviceLibraryHeadersExpandAndKeepTheCandidatesLineNumbers) {
+  std::string all;
+  for (const DeviceHeader& h : ShippedDeviceLibrary()) all += "#include <" + h.name + ">\n";
+  const std::string good = all + "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = fk::warp_sum(1.f); }\n";
+  Compiler c(Uncached());
+  CompileResult r = c.CompileNow(Request("lib.cu", good));
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_EQ(r.key, c.CompileNow(Request("lib.cu", ExpandedSource(good))).key)
+      << "the source as written and its expansion are one compile";
+
+  const int own_line = static_cast<int>(ShippedDeviceLibrary().size()) + 2;
+  CompileResult bad = c.CompileNow(Request("lib.cu", all + "\nextern \"C\" __global__ void k(float* y) { y[0] = undeclared; }\n"));
+  EXPECT_FALSE(bad.ok);
+  ASSERT_FALSE(bad.messages.empty()) << bad.log;
+  EXPECT_EQ(bad.messages[0].file, "lib.cu");
+  EXPECT_EQ(bad.messages[0].line, own_line) << bad.log;
+}
+
+TEST(Compiler, AnUnknownDeviceLibraryHeaderIsALocatedError) {
+  Compiler c(Uncached());
+  CompileResult r = c.CompileNow(Request("lib.cu", "int a;\n#include <forgek/no_such.cuh>\n"));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.messages.size(), 1u);
+  EXPECT_EQ(r.messages[0].file, "lib.cu");
+  EXPECT_EQ(r.messages[0].line, 2);
+  EXPECT_NE(r.Summary().find("forgek's device library has no such header"), std::string::npos) << r.Summary();
 }
 
 TEST(Compiler, DefinesReachTheSource) {

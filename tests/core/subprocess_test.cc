@@ -88,6 +88,28 @@ TEST(SpawnProcess, RedirectsStreamsToFiles) {
   EXPECT_EQ(ReadFile(tmp.file("err.txt")), "to-err\n");
 }
 
+TEST(WaitForChild, ReapsAChildGivesUpAfterItsTimeoutAndNamesAMissingOne) {
+  pid_t pid = -1, ended = -1;
+  int status = 0;
+  std::string err;
+  ASSERT_TRUE(SpawnProcess({"/bin/sh", "-c", "exit 3"}, SpawnOptions{}, &pid, &err)) << err;
+  ASSERT_TRUE(WaitForChild(pid, -1, &ended, &status, &err)) << err;
+  EXPECT_EQ(ended, pid);
+  EXPECT_EQ(ExitCodeOf(status), 3);
+
+  ASSERT_TRUE(SpawnProcess({"/bin/sleep", "30"}, SpawnOptions{}, &pid, &err)) << err;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(WaitForChild(pid, 0.1, &ended, &status, &err));
+  EXPECT_EQ(err, "still running");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  kill(pid, SIGKILL);
+  ASSERT_TRUE(WaitForChild(pid, 5, &ended, &status, &err)) << err;
+  EXPECT_EQ(ExitCodeOf(status), 128 + SIGKILL);
+
+  EXPECT_FALSE(WaitForChild(pid, -1, &ended, &status, &err)) << "already reaped";
+  EXPECT_NE(err.find("waitpid: "), std::string::npos) << err;
+}
+
 TEST(SpawnProcess, AnEmptyCommandIsAnError) {
   pid_t pid = -1;
   std::string err;

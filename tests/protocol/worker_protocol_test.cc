@@ -161,6 +161,83 @@ TEST(WorkerProtocol, BadEvaluateNamesTheField) {
   EXPECT_NE(err.find("exactly one of"), std::string::npos) << err;
 }
 
+// Every decoding error is one line: the offending member's path from the message's root, then why.
+std::string DecodeError(const json& j) {
+  EvaluateCommand back;
+  std::string err;
+  EXPECT_FALSE(FromJson(j, &back, &err)) << j.dump();
+  return err;
+}
+
+TEST(WorkerProtocol, MistypedUnknownAndOutOfRangeMembersNameTheirPath) {
+  json j = ToJson(SampleCommand());
+  j["config"]["tensors"][0]["shape"] = "4096x4096";
+  EXPECT_EQ(DecodeError(j), "config.tensors[0].shape: expected an array, not string");
+  j = ToJson(SampleCommand());
+  j["config"]["tensors"][0]["shape"][1] = "64";
+  EXPECT_EQ(DecodeError(j), "config.tensors[0].shape[1]: type must be number, but is string");
+  j = ToJson(SampleCommand());
+  j["config"]["tensors"][0]["shape"][1] = -64;
+  EXPECT_EQ(DecodeError(j), "config.tensors[0].shape: negative dimension");
+  j = ToJson(SampleCommand());
+  j["config"]["tensors"][1]["role"] = "scratch";
+  EXPECT_EQ(DecodeError(j), "config.tensors[1].role: unknown role 'scratch'");
+  j = ToJson(SampleCommand());
+  j["config"]["scalars"][0]["dtype"] = 4;
+  EXPECT_EQ(DecodeError(j), "config.scalars[0].dtype: type must be string, but is number");
+  j = ToJson(SampleCommand());
+  j["golden"]["launch"]["launches"][0]["args"][1]["kind"] = "pointer";
+  EXPECT_EQ(DecodeError(j), "golden.launch.launches[0].args[1].kind: unknown kind 'pointer'");
+  j = ToJson(SampleCommand());
+  j["candidate"]["launch"]["workspaces"][0].erase("bytes");
+  EXPECT_EQ(DecodeError(j), "candidate.launch.workspaces[0].bytes: missing");
+  j = ToJson(SampleCommand());
+  j["policy"]["max_noise"] = "low";
+  EXPECT_EQ(DecodeError(j), "policy.max_noise: type must be number, but is string");
+  j = ToJson(SampleCommand());
+  j["golden"] = 3;
+  EXPECT_EQ(DecodeError(j), "golden: expected an object, not number");
+  j = ToJson(SampleCommand());
+  j["config"].erase("name");
+  EXPECT_EQ(DecodeError(j), "config.name: missing");
+  j = ToJson(SampleCommand());
+  j["candidate"].erase("launch");
+  EXPECT_EQ(DecodeError(j), "candidate.launch: missing");
+  j = ToJson(SampleCommand());
+  j["incumbent"]["cubin_b64"] = j["golden"]["cubin_b64"];
+  EXPECT_EQ(DecodeError(j), "incumbent: a kernel needs exactly one of library, cubin_b64");
+
+  ProbeResult p;
+  std::string err;
+  EXPECT_FALSE(FromJson(json{{"ok", true}, {"devices", json::array()}}, &p, &err));
+  EXPECT_EQ(err, "driver_version: missing");
+  EXPECT_FALSE(FromJson(json{{"ok", "yes"}}, &p, &err));
+  EXPECT_EQ(err, "ok: type must be boolean, but is string");
+}
+
+TEST(WorkerProtocol, UnknownMembersAreIgnored) {
+  // A reply is read from the whole message line: the envelope's id, type and ok sit beside it.
+  json j = ToJson(EvaluateReply{});
+  j.update({{"id", 3}, {"type", "reply"}, {"ok", true}, {"from_a_newer_worker", {1, 2}}});
+  EvaluateReply back;
+  std::string err;
+  ASSERT_TRUE(FromJson(j, &back, &err)) << err;
+  EXPECT_EQ(back.status, "ok");
+}
+
+TEST(WorkerProtocol, UnsetMembersStayOffTheWire) {
+  // The supervisor reads "error" only when present (StringField's fallback says the worker gave none).
+  json reply = ToJson(EvaluateReply{});
+  for (const char* key :
+       {"error", "cuda_error", "failed_kernel", "audit_detail", "candidate_timing", "incumbent_timing"})
+    EXPECT_FALSE(reply.contains(key)) << key;
+  EXPECT_EQ(ToJson(SampleCommand().incumbent).dump(), R"({"label":"reference","library":"cublas.gemm_bf16"})");
+  EvaluateCommand c = SampleCommand();
+  c.incumbent = WireKernel{};
+  EXPECT_FALSE(ToJson(c).contains("incumbent"));
+  EXPECT_FALSE(ToJson(ProfileReply{}).contains("metrics_error"));
+}
+
 TEST(WorkerProtocol, ReplyAndProbeRoundTrip) {
   EvaluateReply r;
   r.status = "crash";

@@ -119,6 +119,37 @@ TEST(Budget, HeadroomComesFromTheLatestSealAndTheRunHistory) {
   EXPECT_EQ(h.runs_without_gain, 2);
 }
 
+// Seals `op` on sm90 once (candidate "c1"), the seal's metadata listing `configs`.
+bool SealOnce(Store& store, const std::string& op, const std::string& family, const std::string& seal_id,
+              const nlohmann::json& configs, std::string* err) {
+  CandidateRecord cand{"c1", op, "src", "{}", "", {}};
+  bool inserted = false;
+  SealRecord seal;
+  seal.id = seal_id;
+  seal.operator_name = op;
+  seal.arch = "sm90";
+  seal.candidate_hash = "c1";
+  seal.metadata_json = nlohmann::json{{"configs", configs}}.dump();
+  return store.UpsertOperator({op, family, ""}, err) && store.PutCandidate(cand, &inserted, err) &&
+         store.AddSeal(seal, err);
+}
+
+TEST(Budget, ASealWithoutSolFiguresLeavesTheSolUnknown) {
+  TempDir dir;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+  ASSERT_TRUE(SealOnce(store, "softmax", "normalization", "seal1",
+                       {{{"config", "a"}, {"sol_pct", 0.0}}, {{"config", "b"}}}, &err))
+      << err;
+  OperatorHeadroom h;
+  ASSERT_TRUE(HeadroomFromStore(store, "softmax", "sm90", -1, &h, &err)) << err;
+  EXPECT_LT(h.sol_pct, 0) << "unknown, not 0% of SOL (which would claim all the headroom there is)";
+  EXPECT_EQ(h.sol_source, "");
+  ASSERT_TRUE(HeadroomFromStore(store, "softmax", "sm90", 80, &h, &err)) << err;
+  EXPECT_DOUBLE_EQ(h.sol_pct, 80) << "ops bench fills in";
+}
+
 // The split `forgek batch --time` makes before it starts a run, without the GPU probe that comes
 // first in the command: headroom from the store and from `ops bench`, then each run's arguments.
 TEST(Budget, ABatchSplitsItsTimeByHeadroomFromTheStoreAndOpsBench) {
@@ -126,17 +157,7 @@ TEST(Budget, ABatchSplitsItsTimeByHeadroomFromTheStoreAndOpsBench) {
   Store store;
   std::string err;
   ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
-  ASSERT_TRUE(store.UpsertOperator({"gemm", "gemm", ""}, &err)) << err;
-  CandidateRecord cand{"c1", "gemm", "src", "{}", "", {}};
-  bool inserted = false;
-  ASSERT_TRUE(store.PutCandidate(cand, &inserted, &err)) << err;
-  SealRecord seal;
-  seal.id = "sealgemm";
-  seal.operator_name = "gemm";
-  seal.arch = "sm90";
-  seal.candidate_hash = "c1";
-  seal.metadata_json = nlohmann::json{{"configs", {{{"config", "a"}, {"sol_pct", 95.0}}}}}.dump();
-  ASSERT_TRUE(store.AddSeal(seal, &err)) << err;
+  ASSERT_TRUE(SealOnce(store, "gemm", "gemm", "sealgemm", {{{"config", "a"}, {"sol_pct", 95.0}}}, &err)) << err;
 
   // ops bench: softmax at 20% (geomean of its rows), gemm at 50% (the store's seal wins), a row
   // without a SOL is left out.

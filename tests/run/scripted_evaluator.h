@@ -44,11 +44,15 @@ class ScriptedEvaluator : public Evaluator {
       r.configs.push_back(cr);
     }
     JudgeTimed(&r);  // the worker evaluator's rule
+    r.wall_s = reported_wall_s;
     return r;
   }
   bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) override {
+    profile_requests.push_back(req);
     if (!profile_error.empty()) return *err = profile_error, false;
     for (const ConfigSpec& c : req.op->configs) {
+      if (!req.configs.empty() && std::find(req.configs.begin(), req.configs.end(), c.name) == req.configs.end())
+        continue;
       KernelProfile p;
       p.config = c.name;
       KernelLaunchRecord l;
@@ -69,7 +73,9 @@ class ScriptedEvaluator : public Evaluator {
   std::string DeviceName() const override { return "Scripted GPU"; }
 
   std::vector<EvalRequest> requests;
+  std::vector<ProfileRequest> profile_requests;
   std::string profile_error;  // when set, every Profile fails with it
+  double reported_wall_s = 0;  // the wall time each evaluation says it took (none is spent)
 
  private:
   TimeModel model_;

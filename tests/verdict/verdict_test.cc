@@ -103,6 +103,15 @@ TEST(Verdict, GeomeanNoiseIsPropagated) {
   EXPECT_EQ(g.direction, Direction::faster);
 }
 
+TEST(Verdict, GeomeanOfNothingIsZero) {
+  EXPECT_NEAR(Geomean({2, 8}), 4, 1e-12);
+  EXPECT_EQ(Geomean({}), 0);
+  EXPECT_EQ(Geomean({2, 0}), 0) << "a non-positive speedup is no measurement";
+  EXPECT_NEAR(GeomeanOfPositive({90, 0, 40, -1}), 60, 1e-12) << "configs without a SOL figure are left out";
+  EXPECT_EQ(GeomeanOfPositive({0, -1}), 0);
+  EXPECT_EQ(GeomeanOfPositive({}), 0);
+}
+
 TEST(Verdict, VerifyHoldsAgainstTheExpertAndReportsDriftOnly) {
   EvalResult now = Confirmation({{90, 100}, {100.5, 100}});  // c1 within noise of the expert: holds
   VerifyVerdict v = DecideVerify(now, 2, {{"c0", 80}, {"c1", 100.5}});

@@ -3,9 +3,12 @@
 // timing vs a cold nvbench-style measurement.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 
+#include "forgek/params.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {
@@ -83,6 +86,81 @@ TEST(GpuWorker, SeedIsCorrectOnEveryConfigOfEveryOperator) {
   ExpectEveryOperatorCorrect("seed", [](Compiler& compiler, const OperatorSpec& op) {
     return CompileKernel(compiler, op.dir + "/" + op.seed, "seed");
   });
+}
+
+// The first instance of `m` in domain order (the last param varying fastest) whose constraints
+// hold on `config`; false when none does.
+bool FirstValidInstance(const CandidateManifest& m, const ConfigSpec& config, ParamAssignment* out) {
+  uint64_t total = 1;
+  for (const ParamSpec& p : m.params) total *= std::max<size_t>(1, p.values.size());
+  for (uint64_t i = 0; i < std::min<uint64_t>(total, 100000); ++i) {
+    ParamAssignment a;
+    uint64_t index = i;
+    for (auto it = m.params.rbegin(); it != m.params.rend(); ++it) {
+      if (it->values.empty()) continue;
+      a[it->name] = it->values[index % it->values.size()];
+      index /= it->values.size();
+    }
+    std::string why;
+    if (ConstraintsHold(m, a, config.values, &why)) {
+      *out = std::move(a);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Every family of every shipped operator, at its first valid instance per config, is correct on
+// that config (two fresh seeds): the families are written on the device library, and a primitive
+// that breaks one shows here before a run would rate it `wrong`.
+TEST(GpuWorker, EveryFamilyIsCorrectAtItsFirstValidInstance) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  Compiler compiler(NoCache());
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  WorkerEvaluator ev(opts);
+  int checked = 0;
+  for (const std::string& dir : ListOperatorDirs(OperatorsRoot())) {
+    OperatorSpec op = LoadOp(dir);
+    if (op.name.empty() || op.families.empty()) continue;
+    const KernelUnderTest golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+    for (const std::string& family : op.families) {
+      const std::string path = op.dir + "/" + family;
+      Candidate cand;
+      Diagnostics diags;
+      ASSERT_TRUE(LoadCandidateFile(path, &cand, &diags)) << FormatDiagnostics(diags);
+      if (!cand.manifest.ForArch("sm90")) continue;
+      std::map<ParamAssignment, std::vector<std::string>> configs_of;  // instance -> configs it serves here
+      for (const ConfigSpec& c : op.configs) {
+        ParamAssignment a;
+        if (FirstValidInstance(cand.manifest, c, &a)) configs_of[a].push_back(c.name);
+      }
+      for (const auto& [params, configs] : configs_of) {
+        CompileRequest creq;
+        creq.name = path;
+        creq.source = cand.source;
+        creq.arch = "sm90";
+        creq.options = ParamDefines(params);
+        CompileResult compiled = compiler.CompileNow(creq);
+        ASSERT_TRUE(compiled.ok) << path << ": " << compiled.Summary();
+        EvalRequest req;
+        req.op = &op;
+        req.golden = golden;
+        req.candidate = {family, "", compiled.cubin, cand.manifest, params};
+        req.configs = configs;
+        req.time = false;
+        req.seeds = 2;
+        EvalResult r = ev.Evaluate(req);
+        EXPECT_EQ(r.outcome, Outcome::correct) << op.name << " " << family << " " << ParamsJson(params) << ": "
+                                              << OutcomeName(r.outcome) << ": " << r.detail;
+        for (const ConfigResult& c : r.configs)
+          std::printf("[ family   ] %s %s %s %s rel_l2 %.3g max_abs %.3g\n", op.name.c_str(), family.c_str(),
+                      ParamsJson(params).c_str(), c.config.c_str(), c.correctness.rel_l2, c.correctness.max_abs);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0) << "no family of any operator was checked";
 }
 
 struct Planted {

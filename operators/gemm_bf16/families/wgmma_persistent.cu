@@ -169,13 +169,10 @@
 // 1 = 256-byte L2 promotion (each 128 B row of a box fetches its 256 B-aligned neighbourhood into
 // L2, which the next panel's box then hits).
 #include <cuda_bf16.h>
-#if defined(__CUDACC_RTC__)
-// NVRTC cannot include cuda.h (it pulls in stdlib.h). The driver's CUtensorMap is 128 opaque bytes
-// aligned to 64, which is all a kernel needs to receive one by value.
-typedef struct alignas(64) CUtensorMap_st { unsigned long long opaque[16]; } CUtensorMap;
-#else
-#include <cuda.h>  // CUtensorMap
-#endif
+#include <forgek/cluster.cuh>
+#include <forgek/mbarrier.cuh>
+#include <forgek/tma.cuh>
+#include <forgek/wgmma.cuh>
 
 typedef unsigned long long u64;
 
@@ -207,285 +204,11 @@ static_assert(STAGES <= kMaxStages && S_STAGES <= kMaxStages, "barrier slots");
 static_assert(64 * kRedPitch * 4 <= S_STAGES * (kSkABytes + kSkBBytes), "partial must fit in the ring");
 static_assert(kSkCols == 64 || kSkCols == 128 || kSkCols == 256, "consumer wgmma width");
 
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarriers: TMA completes bytes on `full`, consumers arrive on `empty`.
-__device__ __forceinline__ void mbar_init(u64* bar, unsigned arrivals)
-{
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(arrivals) : "memory");
-}
-// Make initialised barriers visible to the async proxy (TMA) and to the rest of the cluster.
-__device__ __forceinline__ void fence_barrier_init()
-{
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-// One arrival that also announces `bytes` more bytes the phase must receive before it completes.
-__device__ __forceinline__ void mbar_arrive_expect_tx(u64* bar, unsigned bytes)
-{
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(u64* bar)
-{
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-// Arrive on the barrier at the same shared-memory offset in block `cta` of the cluster. The
-// default .release.cta semantics suffice (the arrival only says "my wgmmas no longer read this
-// slot", and wgmma.wait_group has already retired them); .release.cluster would add a cluster-scope
-// fence to every k-tile of the consumer's critical path.
-__device__ __forceinline__ void mbar_arrive_cluster(u64* bar, unsigned cta)
-{
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
-      "r"(cta)
-      : "memory");
-}
-// Spin until the phase with parity `parity` has completed. A fresh barrier counts as having just
-// completed a phase of parity 1, so waiting for parity 1 on it returns at once.
-__device__ __forceinline__ void mbar_wait(u64* bar, unsigned parity)
-{
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-// ---- TMA. Coordinates are innermost first (column, row), in elements.
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u64* bar, int col, int row)
-{
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_addr(dst)), "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar))
-      : "memory");
-}
-// Written to the same offset in every block of `cta_mask`, completing bytes on each block's `bar`.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, u64* bar, int col, int row,
-                                                      unsigned short cta_mask)
-{
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "h"(cta_mask)
-      : "memory");
-}
-// The same two loads with an L2 cache-policy operand (createpolicy below).
-__device__ __forceinline__ void tma_load_2d_hint(void* dst, const CUtensorMap* map, u64* bar, int col, int row,
-                                                 u64 policy)
-{
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "l"(policy)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_2d_multicast_hint(void* dst, const CUtensorMap* map, u64* bar, int col,
-                                                           int row, unsigned short cta_mask, u64 policy)
-{
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<u64>(map)), "r"(col), "r"(row), "r"(smem_addr(bar)), "h"(cta_mask), "l"(policy)
-      : "memory");
-}
-// Fetch a tensor map (a __grid_constant__ kernel parameter) into the descriptor cache ahead of its
-// first TMA.
-__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map)
-{
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(map)) : "memory");
-}
-__device__ __forceinline__ u64 policy_evict_first()
-{
-  u64 p;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
-}
-__device__ __forceinline__ u64 policy_evict_last()
-{
-  u64 p;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
-}
-// Shared -> global box copy, tracked in this thread's bulk async-group.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int col, int row)
-{
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                   reinterpret_cast<u64>(map)),
-               "r"(col), "r"(row), "r"(smem_addr(src))
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// The shared source of every committed store has been read (the staging buffer may be rewritten).
-__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// Every committed store has completed.
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-// Order this thread's generic-proxy shared-memory accesses with later async-proxy ones (TMA).
-__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Barrier `id` (1..15) over `count` threads, not the whole block.
-__device__ __forceinline__ void named_bar_sync(int id, int count)
-{
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-// Counts this thread toward barrier `id` without waiting for the others.
-__device__ __forceinline__ void named_bar_arrive(int id, int count)
-{
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-
-// ---- clusters
-__device__ __forceinline__ unsigned cluster_cta_rank()
-{
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// Every thread of every block of the cluster arrives, then waits for all the others; shared-memory
-// writes before it are visible cluster-wide after it.
-__device__ __forceinline__ void cluster_sync()
-{
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// 16 B from the same shared-memory offset in block `cta` of the cluster (distributed shared memory).
-__device__ __forceinline__ float4 ld_dsmem_f4(const void* local, unsigned cta)
-{
-  float4 v;
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %4, %5;\n"
-      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "r"(smem_addr(local)), "r"(cta)
-      : "memory");
-  return v;
-}
-
-template <unsigned REGS>
-__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
-template <unsigned REGS>
-__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
-
-// ---- wgmma: a warpgroup multiplies operands read from shared memory through 64-bit descriptors
-// (start address, leading / stride byte offsets, swizzle mode); both use the 128-byte swizzle.
-__device__ __forceinline__ u64 smem_descriptor(const void* p, unsigned lbo_bytes, unsigned sbo_bytes)
-{
-  return (u64)((smem_addr(p) & 0x3FFFF) >> 4) | (u64)((lbo_bytes >> 4) & 0x3FFF) << 16 |
-         (u64)((sbo_bytes >> 4) & 0x3FFF) << 32 | 1ull << 62;  // 128-byte swizzle
-}
-// A [rows][64 k], K-major: 8-row atoms are 1024 B apart (SBO); a k16 slice (32 B) never leaves its
-// 128 B row, so the leading offset is unused.
-__device__ __forceinline__ u64 desc_a(const void* p) { return smem_descriptor(p, 16, 1024); }
-// B [panels][64 k][64 n], N-major: a k row is 128 B, 8 k rows form a 1024 B atom (SBO), the next 64
-// columns are one panel further on (LBO).
-__device__ __forceinline__ u64 desc_b(const void* p) { return smem_descriptor(p, kPanelBytes, 1024); }
-// Order register / shared accesses before the asynchronous wgmma reads them.
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-
-// One k16 step: D[64 x N] (N/2 fp32 per thread) += A[64 x 16] · B[16 x N].
-template <int N>
-__device__ __forceinline__ void wgmma_k16(float* d, u64 da, u64 db);
-
-// D[64x64] += A[64x16] (K-major smem) * B[16x64] (N-major smem: tnsp-b = 1); scale-d = 1.
-template <>
-__device__ __forceinline__ void wgmma_k16<64>(float* d, unsigned long long da, unsigned long long db)
-{
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(1));
-}
-
-// D[64x128] += A[64x16] (K-major smem) * B[16x128] (N-major smem: tnsp-b = 1); scale-d = 1.
-template <>
-__device__ __forceinline__ void wgmma_k16<128>(float* d, unsigned long long da, unsigned long long db)
-{
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db), "r"(1));
-}
-
-// D[64x256] += A[64x16] (K-major smem) * B[16x256] (N-major smem: tnsp-b = 1); scale-d = 1.
-template <>
-__device__ __forceinline__ void wgmma_k16<256>(float* d, unsigned long long da, unsigned long long db)
-{
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(da), "l"(db), "r"(1));
-}
-
 // wgmma accumulator fragment of a 64-row slice: float i of thread (warp w of the warpgroup, lane l)
 // is D[16w + l/4 + 8*((i/2)%2)][8*(i/4) + 2*(l%4) + i%2]; floats 4j+2h, 4j+2h+1 are two adjacent
 // columns of row 16w + l/4 + 8h.
 
 // ================================ big path: persistent, warp-specialised ========================
-
-// Flags of the stream-K fix-up (global memory, GPU scope).
-__device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v)
-{
-  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p)
-{
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 // The work of one block, as a sequence of (unit, k-tiles [kb, ke)): first the data-parallel units
 // u0, u0 + step, ... < dp_end (whole k range), then (SK_TAIL only) its stream-K range [it, it_end)
@@ -547,7 +270,7 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;  // 0: producer, 1 and 2: consumers
-  const unsigned rank = CLUSTER_M > 1 ? cluster_cta_rank() : 0;
+  const unsigned rank = CLUSTER_M > 1 ? fk::cluster_ctarank() : 0;
   const int units_m = (M + BM - 1) / BM / CLUSTER_M, units_n = N / BN, units = units_m * units_n;
   const int cluster_id = blockIdx.x / CLUSTER_M, clusters = gridDim.x / CLUSTER_M;
   const int k_tiles = K / kBK;
@@ -573,18 +296,18 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full[s], 1);               // the producer's arrive.expect_tx; the bytes come from TMA
-      mbar_init(&empty[s], 2 * CLUSTER_M);  // both consumers of every block of the cluster
+      fk::mbar_init(&full[s], 1);               // the producer's arrive.expect_tx; the bytes come from TMA
+      fk::mbar_init(&empty[s], 2 * CLUSTER_M);  // both consumers of every block of the cluster
     }
-    fence_barrier_init();
+    fk::fence_barrier_init();
   }
   // No block may arrive on, or multicast into, a peer whose barriers are not initialised yet.
-  if (CLUSTER_M > 1) cluster_sync();
+  if (CLUSTER_M > 1) fk::cluster_sync();
   else __syncthreads();
 
   if (wg == 0) {
     // ---------------- producer: one thread streams k-tiles of every tile into the ring ----------
-    setmaxnreg_dec<kProducerRegs>();
+    fk::warpgroup_reg_dealloc<kProducerRegs>();
     if (tid == 0) {
       int s = 0;
       unsigned phase = 0;
@@ -596,15 +319,15 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
         for (int kt = kb; kt < ke; ++kt) {
           // The slot's previous fill must have been released by the consumers of every block that
           // it is multicast into; the first pass over the ring is free.
-          mbar_wait(&empty[s], phase ^ 1);
-          mbar_arrive_expect_tx(&full[s], kBigABytes + kBigBBytes);  // own A + all B panels
-          tma_load_2d(sA + s * kBigABytes, tmA, &full[s], kt * kBK, m0);  // A[m0 : m0+BM, k : k+64]
+          fk::mbar_wait(&empty[s], phase ^ 1);
+          fk::mbar_arrive_expect_tx(&full[s], kBigABytes + kBigBBytes);  // own A + all B panels
+          fk::tma_load_2d(sA + s * kBigABytes, tmA, &full[s], kt * kBK, m0);  // A[m0 : m0+BM, k : k+64]
 #pragma unroll
           for (int p = 0; p < BN / 64; ++p) {  // B[k : k+64, n0+64p : n0+64p+64]
             unsigned char* dst = sB + s * kBigBBytes + p * kPanelBytes;
-            if (CLUSTER_M == 1) tma_load_2d(dst, tmB, &full[s], n0 + p * 64, kt * kBK);
+            if (CLUSTER_M == 1) fk::tma_load_2d(dst, tmB, &full[s], n0 + p * 64, kt * kBK);
             else if (p % CLUSTER_M == (int)rank)
-              tma_load_2d_multicast(dst, tmB, &full[s], n0 + p * 64, kt * kBK, (1u << CLUSTER_M) - 1);
+              fk::tma_load_2d_multicast(dst, tmB, &full[s], n0 + p * 64, kt * kBK, (1u << CLUSTER_M) - 1);
           }
           if (++s == STAGES) { s = 0; phase ^= 1; }
         }
@@ -612,7 +335,7 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
     }
   } else {
     // ---------------- consumers: both warpgroups on one tile, BM/2 rows each -------------------
-    setmaxnreg_inc<kConsumerRegs>();
+    fk::warpgroup_reg_alloc<kConsumerRegs>();
     const int c = wg - 1;
     const int lt = tid % 128, warp = lt / 32, lane = lt % 32;
     unsigned char* const stage = sStage + c * kStagingBytes;
@@ -621,9 +344,9 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
     // hear from us as well.
     auto release_slot = [&](int slot) {
       if (lt != 0) return;
-      if (CLUSTER_M == 1) mbar_arrive(&empty[slot]);
+      if (CLUSTER_M == 1) fk::mbar_arrive(&empty[slot]);
       else
-        for (unsigned cta = 0; cta < CLUSTER_M; ++cta) mbar_arrive_cluster(&empty[slot], cta);
+        for (unsigned cta = 0; cta < CLUSTER_M; ++cta) fk::mbar_arrive_cluster(&empty[slot], cta);
     };
 
     // Stream-K partial of (block b, consumer c): [kBigMI][BN/8][128 threads] float4, i.e. this
@@ -659,30 +382,31 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
       int prev = 0;
       for (int kt = kb; kt < ke; ++kt) {
         if (!staggered && c == 1) {
-          named_bar_sync(kStaggerBar, 256);  // consumer 0 is STAGGER k-tiles ahead
+          fk::named_barrier_sync(kStaggerBar, 256);  // consumer 0 is STAGGER k-tiles ahead
           staggered = true;
         }
-        mbar_wait(&full[s], phase);  // this fill of slot s has landed
+        fk::mbar_wait(&full[s], phase);  // this fill of slot s has landed
         const unsigned char* a = sA + s * kBigABytes + c * kBigRows * 128;  // [BM/2][64] of this consumer
         const unsigned char* b = sB + s * kBigBBytes;                       // [BN/64][64][64]
-        wgmma_fence();
+        fk::wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < kBK / 16; ++k16)  // A: 16 k = 32 B along a row; B: 16 k rows = 2048 B
 #pragma unroll
           for (int mi = 0; mi < kBigMI; ++mi)
-            wgmma_k16<BN>(acc[mi], desc_a(a + mi * 64 * 128 + k16 * 32), desc_b(b + k16 * 16 * 128));
-        wgmma_commit();
+            fk::wgmma_m64k16_bf16<BN>(acc[mi], fk::wgmma_desc_kmajor_128b(a + mi * 64 * 128 + k16 * 32),
+                                      fk::wgmma_desc_nmajor_128b(b + k16 * 16 * 128, kPanelBytes));
+        fk::wgmma_commit();
         // Keep this k-tile's wgmmas in flight; the previous k-tile's are done, so its slot is free.
-        wgmma_wait<1>();
+        fk::wgmma_wait<1>();
         if (kt > kb) release_slot(prev);
         prev = s;
         if (++s == STAGES) { s = 0; phase ^= 1; }
         if (!staggered && c == 0 && (kt - kb + 1 == STAGGER || kt + 1 == ke)) {
-          named_bar_arrive(kStaggerBar, 256);  // let consumer 1 start
+          fk::named_barrier_arrive(kStaggerBar, 256);  // let consumer 1 start
           staggered = true;
         }
       }
-      wgmma_wait<0>();
+      fk::wgmma_wait<0>();
       release_slot(prev);  // the producer may already be filling the ring for the next tile
 
       if (SK_TAIL && kb > 0) {
@@ -696,8 +420,8 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
             __stcg(dst + (mi * (BN / 8) + q) * 128 + lt,
                    make_float4(acc[mi][4 * q], acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]));
         __threadfence();
-        named_bar_sync(1 + c, 128);  // every thread's part is written (and fenced)
-        if (lt == 0) st_release_gpu(&sk_flag[2 * cluster_id + c], 1);
+        fk::named_barrier_sync(1 + c, 128);  // every thread's part is written (and fenced)
+        if (lt == 0) fk::st_release_gpu(&sk_flag[2 * cluster_id + c], 1);
         continue;
       }
       if (SK_TAIL && ke < k_tiles) {
@@ -705,14 +429,14 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
         const int tile_end = (u - dp_units + 1) * k_tiles;  // end of this tile's iterations
         for (int b = cluster_id + 1; b < sk_blocks && sk_start(b, sk_iters, sk_blocks) < tile_end; ++b) {
           if (lt == 0) {
-            while (ld_acquire_gpu(&sk_flag[2 * b + c]) != 1) {
+            while (fk::ld_acquire_gpu(&sk_flag[2 * b + c]) != 1) {
             }
             // Back to 0 for the next launch. The harness zeroes the flags before every launch anyway;
             // this only makes the kernel self-cleaning where a workspace is not re-zeroed.
             sk_flag[2 * b + c] = 0;
           }
           __syncwarp();
-          named_bar_sync(1 + c, 128);  // the flag was seen: the partial is visible to all of us
+          fk::named_barrier_sync(1 + c, 128);  // the flag was seen: the partial is visible to all of us
           const float4* src = part_slot(b);
 #pragma unroll
           for (int mi = 0; mi < kBigMI; ++mi)
@@ -750,8 +474,8 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
         for (int mi = 0; mi < kBigMI; ++mi)
 #pragma unroll
           for (int part = 0; part < BN / 64 / kEpiPanels; ++part) {
-            if (lt == 0) bulk_wait_read_all();  // the previous round's stores have read the staging
-            named_bar_sync(1 + c, 128);
+            if (lt == 0) fk::bulk_wait_read<0>();  // the previous round's stores have read the staging
+            fk::named_barrier_sync(1 + c, 128);
 #pragma unroll
             for (int jj = 0; jj < 8 * kEpiPanels; ++jj)  // 8-column group jj of this round's columns
 #pragma unroll
@@ -763,25 +487,25 @@ __device__ __forceinline__ void big_path(const CUtensorMap* tmA, const CUtensorM
                 *reinterpret_cast<__nv_bfloat162*>(dst) =
                     __floats2bfloat162_rn(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
               }
-            fence_proxy_async_smem();  // make the generic writes visible to the TMA engine
-            named_bar_sync(1 + c, 128);
+            fk::fence_proxy_async_smem();  // make the generic writes visible to the TMA engine
+            fk::named_barrier_sync(1 + c, 128);
             if (lt == 0) {
               const int row = row0 + mi * 64, col = n0 + part * 64 * kEpiPanels;
 #pragma unroll
               for (int p = 0; p < kEpiPanels; ++p)  // C[row : row+64, col+64p : col+64p+64]
-                tma_store_2d(tmC, stage + p * kPanelBytes, col + 64 * p, row);
-              bulk_commit();
+                fk::tma_store_2d(tmC, stage + p * kPanelBytes, col + 64 * p, row);
+              fk::bulk_commit();
             }
           }
       }
     }
-    if (EPI != 0 && lt == 0) bulk_wait_all();  // the staging must outlive the last stores
+    if (EPI != 0 && lt == 0) fk::bulk_wait<0>();  // the staging must outlive the last stores
   }
 
   // A block must outlive the peer's last arrivals on its empty barriers and multicasts into it.
   if (CLUSTER_M > 1) {
     __syncwarp();  // the producer warp diverged around its loader thread; the barrier is .aligned
-    cluster_sync();
+    fk::cluster_sync();
   }
 }
 
@@ -801,7 +525,7 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
-  const unsigned rank = cluster_cta_rank();
+  const unsigned rank = fk::cluster_ctarank();
   const int cluster_size = split_k * S_CA;
   const int kq = (int)rank % split_k;                          // which K-slice this block sums
   const int colj = (int)rank / split_k;                        // which column tile of the cluster
@@ -810,73 +534,73 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
 
   if (tid == 0) {
     if (S_LEAN) {
-      prefetch_tensormap(tmA);
-      prefetch_tensormap(tmB);
+      fk::prefetch_tensormap(tmA);
+      fk::prefetch_tensormap(tmB);
     }
     for (int s = 0; s < S_STAGES; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], S_CONS * S_CA);  // every consumer of every block our A multicast reaches
+      fk::mbar_init(&full[s], 1);
+      fk::mbar_init(&empty[s], S_CONS * S_CA);  // every consumer of every block our A multicast reaches
     }
-    fence_barrier_init();
+    fk::fence_barrier_init();
   }
   // With A multicast, peers write into our ring and arrive on our barriers: they must be initialised.
-  if (S_CA > 1) cluster_sync();
+  if (S_CA > 1) fk::cluster_sync();
   else __syncthreads();
 
   if (wg == 0) {
     // ---------------- producer ----------------
-    setmaxnreg_dec<kProducerRegs>();
+    fk::warpgroup_reg_dealloc<kProducerRegs>();
     if (tid == 0) {
       u64 pol_a = 0, pol_b = 0;
-      if (S_HINT) { pol_a = policy_evict_last(); pol_b = policy_evict_first(); }
+      if (S_HINT) { pol_a = fk::policy_evict_last(); pol_b = fk::policy_evict_first(); }
       unsigned short a_mask = 0;
       for (int j = 0; j < S_CA; ++j) a_mask |= (unsigned short)(1u << (kq + split_k * j));
       int s = 0;
       unsigned phase = 0;
       for (int i = 0; i < kt_count; ++i) {
         const int k0 = (S_KINT ? i * split_k + kq : kq * kt_count + i) * S_BK;
-        mbar_wait(&empty[s], phase ^ 1);
-        mbar_arrive_expect_tx(&full[s], kSkABytes + kSkBBytes);
+        fk::mbar_wait(&empty[s], phase ^ 1);
+        fk::mbar_arrive_expect_tx(&full[s], kSkABytes + kSkBBytes);
 #pragma unroll
         for (int kb = 0; kb < S_BK / 64; ++kb) {  // A[r0 : r0+64/S_CA, k0+64kb : k0+64kb+64]
           unsigned char* dst = sA + s * kSkABytes + kb * kPanelBytes + colj * kSkARows * 128;
           const int col = k0 + kb * 64, row = colj * kSkARows;
           if (S_CA == 1) {
-            if (S_HINT) tma_load_2d_hint(dst, tmA, &full[s], col, row, pol_a);
-            else tma_load_2d(dst, tmA, &full[s], col, row);
+            if (S_HINT) fk::tma_load_2d_hint(dst, tmA, &full[s], col, row, pol_a);
+            else fk::tma_load_2d(dst, tmA, &full[s], col, row);
           } else {
-            if (S_HINT) tma_load_2d_multicast_hint(dst, tmA, &full[s], col, row, a_mask, pol_a);
-            else tma_load_2d_multicast(dst, tmA, &full[s], col, row, a_mask);
+            if (S_HINT) fk::tma_load_2d_multicast_hint(dst, tmA, &full[s], col, row, a_mask, pol_a);
+            else fk::tma_load_2d_multicast(dst, tmA, &full[s], col, row, a_mask);
           }
         }
 #pragma unroll
         for (int p = 0; p < SBN / 64; ++p) {  // B[k0 : k0+S_BK, n0+64p : n0+64p+64]
           unsigned char* dst = sB + s * kSkBBytes + p * kSkPanel;
-          if (S_HINT) tma_load_2d_hint(dst, tmB, &full[s], n0 + p * 64, k0, pol_b);
-          else tma_load_2d(dst, tmB, &full[s], n0 + p * 64, k0);
+          if (S_HINT) fk::tma_load_2d_hint(dst, tmB, &full[s], n0 + p * 64, k0, pol_b);
+          else fk::tma_load_2d(dst, tmB, &full[s], n0 + p * 64, k0);
         }
         if (++s == S_STAGES) { s = 0; phase ^= 1; }
       }
     }
     __syncwarp();
     if (split_k > 1 || !S_LEAN) {
-      cluster_sync();  // partials parked
-      cluster_sync();  // partials consumed: peers no longer read our shared memory
+      fk::cluster_sync();  // partials parked
+      fk::cluster_sync();  // partials consumed: peers no longer read our shared memory
     } else if (S_CA > 1) {
-      cluster_sync();  // peers no longer arrive on our barriers
+      fk::cluster_sync();  // peers no longer arrive on our barriers
     }
   } else {
     // ---------------- consumers: 64 rows x SBN/S_CONS columns each ----------------
-    setmaxnreg_inc<kConsumerRegs>();
+    fk::warpgroup_reg_alloc<kConsumerRegs>();
     const int c = wg - 1;
     const int lt = tid % 128, warp = lt / 32, lane = lt % 32;
 
     // The slot is also filled by the A multicasts of our peers: release it to all of them.
     auto release_slot = [&](int slot) {
       if (lt != 0) return;
-      if (S_CA == 1) mbar_arrive(&empty[slot]);
+      if (S_CA == 1) fk::mbar_arrive(&empty[slot]);
       else
-        for (int j = 0; j < S_CA; ++j) mbar_arrive_cluster(&empty[slot], (unsigned)(kq + split_k * j));
+        for (int j = 0; j < S_CA; ++j) fk::mbar_arrive_cluster(&empty[slot], (unsigned)(kq + split_k * j));
     };
 
     float acc[kSkCols / 2];  // fragment of a 64 x kSkCols wgmma
@@ -886,24 +610,24 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
     int s = 0, prev = 0;
     unsigned phase = 0;
     for (int i = 0; i < kt_count; ++i) {
-      mbar_wait(&full[s], phase);
+      fk::mbar_wait(&full[s], phase);
       const unsigned char* a = sA + s * kSkABytes;                                // [S_BK/64][64][64]
       const unsigned char* b = sB + s * kSkBBytes + c * (kSkCols / 64) * kSkPanel;  // our panels
       // Descriptors of the slot's first k16 step; later steps add their byte offset / 16 to the
       // start-address field (no carry: every address stays below 256 KiB).
-      const u64 da = desc_a(a), db = smem_descriptor(b, kSkPanel, 1024);
-      wgmma_fence();
+      const u64 da = fk::wgmma_desc_kmajor_128b(a), db = fk::wgmma_desc(b, kSkPanel, 1024);
+      fk::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < S_BK / 16; ++kk)  // A: box kk/4, 32 B per k16; B: 16 k rows = 2048 B
-        wgmma_k16<kSkCols>(acc, da + (u64)(((kk / 4) * kPanelBytes + (kk % 4) * 32) >> 4),
-                           db + (u64)((kk * 2048) >> 4));
-      wgmma_commit();
-      wgmma_wait<1>();
+        fk::wgmma_m64k16_bf16<kSkCols>(acc, da + (u64)(((kk / 4) * kPanelBytes + (kk % 4) * 32) >> 4),
+                                       db + (u64)((kk * 2048) >> 4));
+      fk::wgmma_commit();
+      fk::wgmma_wait<1>();
       if (i > 0) release_slot(prev);
       prev = s;
       if (++s == S_STAGES) { s = 0; phase ^= 1; }
     }
-    wgmma_wait<0>();
+    fk::wgmma_wait<0>();
     if (S_LEAN && split_k == 1) {
       // No K split: straight from the accumulators to C (bf16x2 stores, 8 rows x 16 B per warp
       // store instruction).
@@ -919,14 +643,14 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
         }
       if (S_CA > 1) {
         __syncwarp();
-        cluster_sync();  // no block exits while a peer may still arrive on its barriers
+        fk::cluster_sync();  // no block exits while a peer may still arrive on its barriers
       }
       return;
     }
     // Every fill has landed (ours and the peers' multicasts into us) and every consumer has finished
     // reading the ring: reuse it for the fp32 partial [64][kRedPitch].
-    fence_proxy_async_smem();
-    named_bar_sync(3, 128 * S_CONS);
+    fk::fence_proxy_async_smem();
+    fk::named_barrier_sync(3, 128 * S_CONS);
 #pragma unroll
     for (int j = 0; j < kSkCols / 8; ++j)
 #pragma unroll
@@ -935,7 +659,7 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
         const int col = c * kSkCols + j * 8 + 2 * (lane % 4);
         *reinterpret_cast<float2*>(red + r * kRedPitch + col) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
-    cluster_sync();  // every block's partial is complete and visible cluster-wide
+    fk::cluster_sync();  // every block's partial is complete and visible cluster-wide
 
     // Block kq sums rows [kq*rows, (kq+1)*rows) of its column tile over the split_k partials; a
     // thread takes 4 adjacent columns at a time (16 B from each peer, 8 B of bf16 to C).
@@ -949,7 +673,7 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
       float4 v[8];
 #pragma unroll
       for (int q = 0; q < 8; ++q)
-        if (q < split_k) v[q] = ld_dsmem_f4(src, (unsigned)(colj * split_k + q));
+        if (q < split_k) v[q] = fk::ld_dsmem_f4(src, (unsigned)(colj * split_k + q));
       float4 sum = v[0];
 #pragma unroll
       for (int q = 1; q < 8; ++q)
@@ -963,7 +687,7 @@ __device__ __forceinline__ void skinny_path(const CUtensorMap* tmA, const CUtens
       }
     }
     __syncwarp();
-    cluster_sync();  // no block exits while a peer may still read its partial or arrive on its barriers
+    fk::cluster_sync();  // no block exits while a peer may still read its partial or arrive on its barriers
   }
 }
 

@@ -63,77 +63,30 @@
 // The warp and cluster paths are the expert reference's design (reference.cu) with its tile
 // sizes opened up as params; the bulk path is this family's own.
 #include <cooperative_groups.h>
+#include <forgek/reduce.cuh>
+#include <forgek/softmax.cuh>
+#include <forgek/mbarrier.cuh>
+#include <forgek/tma.cuh>
+#include <forgek/vec.cuh>
 
 namespace cg = cooperative_groups;
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxThreads = 1024;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarrier and bulk-copy primitives (PTX ISA 8.0, sm_90) -------------------------------------
-__device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
-}
-
-// Declares that `bytes` will land on the barrier and arrives once (the barrier counts 1 arrival).
-__device__ __forceinline__ void mbarrier_expect_bytes(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned phase) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(smem_address(bar)),
-      "r"(phase)
-      : "memory");
-}
 
 // One contiguous global -> shared copy by the TMA engine, completing `bytes` on `bar`.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar,
                                           unsigned long long policy) {
-  if (EVICT_FIRST) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n"
-        ::"r"(smem_address(dst)), "l"(src), "r"(bytes), "r"(smem_address(bar)), "l"(policy)
-        : "memory");
-  } else {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                 ::"r"(smem_address(dst)), "l"(src), "r"(bytes), "r"(smem_address(bar))
-                 : "memory");
-  }
+  if (EVICT_FIRST) fk::bulk_load_hint(dst, src, bytes, bar, policy);
+  else fk::bulk_load(dst, src, bytes, bar);
 }
 
 // x is read exactly once: evict-first keeps it from pushing y's write-back lines out of L2.
 __device__ __forceinline__ unsigned long long evict_first_policy() {
-  unsigned long long policy = 0;
-  if (EVICT_FIRST) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
+  return EVICT_FIRST ? fk::policy_evict_first() : 0ull;
 }
 
 __device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
 
 __device__ __forceinline__ float4 exp4_minus(float4 v, float m) {
   return {__expf(v.x - m), __expf(v.y - m), __expf(v.z - m), __expf(v.w - m)};
@@ -147,11 +100,7 @@ __device__ __forceinline__ float4 scale4(float4 v, float s) { return {v.x * s, v
 __device__ __forceinline__ float4 load_x(const float4* p) {
   if (LOAD == 1) return __ldcs(p);
   if (LOAD == 2) {
-    float4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-    return v;
+    return fk::ld_global_nc_na_l2_256_f4(reinterpret_cast<const float*>(p));
   }
   return *p;
 }
@@ -182,13 +131,13 @@ __device__ __forceinline__ void softmax_bulk_rows(const float* __restrict__ x, f
   const unsigned long long policy = evict_first_policy();
 
   if (lane == 0) {
-    for (int s = 0; s < STAGES; ++s) mbarrier_init(&full[s], 1);
+    for (int s = 0; s < STAGES; ++s) fk::mbar_init(&full[s], 1);
     // Make the initialised barriers visible to the TMA engine (the async proxy).
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    fk::fence_proxy_async_smem();
     for (int s = 0; s < STAGES; ++s) {
       const int row = first + s * stride;
       if (row >= M) break;
-      mbarrier_expect_bytes(&full[s], row_bytes);
+      fk::mbar_arrive_expect_tx(&full[s], row_bytes);
       bulk_load(ring + static_cast<size_t>(s) * N, x + static_cast<size_t>(row) * N, row_bytes, &full[s], policy);
     }
   }
@@ -197,12 +146,12 @@ __device__ __forceinline__ void softmax_bulk_rows(const float* __restrict__ x, f
   int slot = 0;
   unsigned phase = 0;
   for (int row = first; row < M; row += stride) {
-    mbarrier_wait(&full[slot], phase);
+    fk::mbar_wait(&full[slot], phase);
     float4* v = reinterpret_cast<float4*>(ring + static_cast<size_t>(slot) * N);  // [N/4] float4
 
-    float m = neg_inf();
+    float m = fk::neg_inf();
     for (int i = lane; i < nvec; i += kWarp) m = fmaxf(m, max4(v[i]));
-    m = warp_max(m);
+    m = fk::warp_max(m);
 
     float sum = 0.f;
     for (int i = lane; i < nvec; i += kWarp) {
@@ -210,7 +159,7 @@ __device__ __forceinline__ void softmax_bulk_rows(const float* __restrict__ x, f
       v[i] = e;  // each lane rewrites only the vectors it reads in pass 3: no barrier needed
       sum += (e.x + e.y) + (e.z + e.w);
     }
-    const float inv_sum = 1.f / warp_sum(sum);
+    const float inv_sum = 1.f / fk::warp_sum(sum);
 
     float4* yrow = reinterpret_cast<float4*>(y + static_cast<size_t>(row) * N);
     for (int i = lane; i < nvec; i += kWarp) store_y(&yrow[i], scale4(v[i], inv_sum));
@@ -220,8 +169,8 @@ __device__ __forceinline__ void softmax_bulk_rows(const float* __restrict__ x, f
     if (lane == 0) {
       const int next = row + STAGES * stride;
       if (next < M) {
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        mbarrier_expect_bytes(&full[slot], row_bytes);
+        fk::fence_proxy_async_smem();
+        fk::mbar_arrive_expect_tx(&full[slot], row_bytes);
         bulk_load(v, x + static_cast<size_t>(next) * N, row_bytes, &full[slot], policy);
       }
     }
@@ -245,14 +194,14 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
   float4* yrow = reinterpret_cast<float4*>(y + static_cast<size_t>(row) * N);
 
   float4 v[WARP_ITEMS];  // [WARP_ITEMS] float4 of this lane's share of the row
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < WARP_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
-    v[i] = idx < nvec ? load_x(&xrow[idx]) : make_float4(neg_inf(), neg_inf(), neg_inf(), neg_inf());
+    v[i] = idx < nvec ? load_x(&xrow[idx]) : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, max4(v[i]));
   }
-  m = warp_max(m);
+  m = fk::warp_max(m);
 
   float sum = 0.f;
 #pragma unroll
@@ -262,7 +211,7 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
       sum += (v[i].x + v[i].y) + (v[i].z + v[i].w);
     }
   }
-  const float inv_sum = 1.f / warp_sum(sum);
+  const float inv_sum = 1.f / fk::warp_sum(sum);
 #pragma unroll
   for (int i = 0; i < WARP_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
@@ -272,26 +221,7 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
 
 // ---- cluster path -----------------------------------------------------------------------------
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
-struct RowStat {
-  float max;
-  float sum;
-};
-
-// Symmetric bit for bit, so every lane of a butterfly and every CTA of a cluster agree.
-__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty: keep exp(-inf - -inf) = NaN out
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ RowStat warp_merge(RowStat s) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
-    s = merge(s, other);
-  }
-  return s;
-}
+using RowStat = fk::SoftmaxState;
 
 // Row r -> CTAs r*C .. r*C + C - 1 of the cluster (C = cluster size); CTA rank k owns float4
 // vectors [k*slice, min(nvec, (k+1)*slice)); thread t holds vectors t, t+T, ... of that slice:
@@ -313,11 +243,11 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
   float4* yrow = reinterpret_cast<float4*>(y + static_cast<size_t>(row) * N);
 
   float4 v[CTA_ITEMS];  // all loads issued before any is used
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < CTA_ITEMS; ++i) {
     const int idx = begin + i * threads + tid;
-    v[i] = idx < end ? load_x(&xrow[idx]) : make_float4(neg_inf(), neg_inf(), neg_inf(), neg_inf());
+    v[i] = idx < end ? load_x(&xrow[idx]) : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, max4(v[i]));
   }
 
@@ -332,13 +262,13 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
     }
   }
 
-  s = warp_merge(s);
+  s = fk::warp_softmax_merge(s);
   const int warp = tid / kWarp, lane = tid % kWarp;
   if (lane == 0) warp_stat[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    RowStat w = lane < threads / kWarp ? warp_stat[lane] : RowStat{neg_inf(), 0.f};
-    w = warp_merge(w);
+    RowStat w = lane < threads / kWarp ? warp_stat[lane] : RowStat{fk::neg_inf(), 0.f};
+    w = fk::warp_softmax_merge(w);
     if (lane == 0) cta_stat = w;
   }
 
@@ -349,7 +279,7 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
   if (ctas > 1) {
     cluster.sync();
     row_stat = *cluster.map_shared_rank(&cta_stat, 0);
-    for (int k = 1; k < ctas; ++k) row_stat = merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
+    for (int k = 1; k < ctas; ++k) row_stat = fk::softmax_merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
     cluster.barrier_arrive();
   } else {
     __syncthreads();

@@ -26,14 +26,13 @@
 // shared memory and scales its slice. Small CTAs keep several rows in flight per SM, so the load
 // phase of one row overlaps the reductions and stores of others.
 #include <cooperative_groups.h>
+#include <forgek/reduce.cuh>
+#include <forgek/softmax.cuh>
 
 namespace cg = cooperative_groups;
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarps = BLOCK / kWarp;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
 template <int V> struct VectorOf;
@@ -53,26 +52,7 @@ __device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
 }
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
-struct RowStat {
-  float max;
-  float sum;
-};
-
-// Symmetric bit for bit, so all lanes of a butterfly, and all CTAs merging in rank order, agree.
-__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty (threads past a short slice's end)
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ RowStat warp_merge(RowStat s) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
-    s = merge(s, other);
-  }
-  return s;
-}
+using RowStat = fk::SoftmaxState;
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
@@ -91,12 +71,12 @@ softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, i
 
   // Load the slice once; all MAX_ITEMS loads are issued before any is used.
   Pack cache[MAX_ITEMS];
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < MAX_ITEMS; ++i) {
     const int idx = begin + i * BLOCK + static_cast<int>(threadIdx.x);
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) cache[i].v[j] = neg_inf();
+    for (int j = 0; j < VEC; ++j) cache[i].v[j] = fk::neg_inf();
     if (idx < end) cache[i] = load_pack(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) m = fmaxf(m, cache[i].v[j]);
@@ -118,13 +98,13 @@ softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, i
   }
 
   // CTA reduction: warps by shuffles, then warp 0 over the [kWarps] warp states.
-  s = warp_merge(s);
+  s = fk::warp_softmax_merge(s);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   if (lane == 0) warp_stat[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    RowStat w = lane < kWarps ? warp_stat[lane] : RowStat{neg_inf(), 0.f};
-    w = warp_merge(w);
+    RowStat w = lane < kWarps ? warp_stat[lane] : RowStat{fk::neg_inf(), 0.f};
+    w = fk::warp_softmax_merge(w);
     if (lane == 0) cta_stat = w;
   }
 
@@ -136,7 +116,7 @@ softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, i
   cluster.sync();
   RowStat row_stat = *cluster.map_shared_rank(&cta_stat, 0);
 #pragma unroll
-  for (int k = 1; k < CLUSTER; ++k) row_stat = merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
+  for (int k = 1; k < CLUSTER; ++k) row_stat = fk::softmax_merge(row_stat, *cluster.map_shared_rank(&cta_stat, k));
   cluster.barrier_arrive();
 
   // y = exp(x - thread max) * exp(thread max - row max) / row sum.

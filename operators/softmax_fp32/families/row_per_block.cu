@@ -21,12 +21,11 @@
 //           read per element, but a 4*N-byte footprint limits CTAs per SM) or from global memory
 //           (SMEM_CACHE = 0: the row was just read, so the re-read mostly hits L2).
 // Works for any N (N % VEC == 0); the family's fallback for rows too long for registers.
+#include <forgek/reduce.cuh>
+#include <forgek/softmax.cuh>
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarps = BLOCK / kWarp;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
 template <int V> struct VectorOf;
@@ -52,10 +51,7 @@ __device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
 }
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
-struct RowStat {
-  float max;
-  float sum;
-};
+using RowStat = fk::SoftmaxState;
 
 // Adds one pack: rescale the running sum once per pack (VEC+1 exps per VEC elements), not per element.
 __device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
@@ -69,33 +65,17 @@ __device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
   return {m, sum};
 }
 
-// Symmetric bit for bit, so every lane of a butterfly ends with the same state.
-__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty (threads past a short row's end)
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ RowStat warp_merge(RowStat s) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
-    s = merge(s, other);
-  }
-  return s;
-}
-
 // The whole CTA's state, returned to every thread.
 __device__ __forceinline__ RowStat block_merge(RowStat s) {
   __shared__ RowStat warp_stat[kWarps];
   __shared__ RowStat block_stat;
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  s = warp_merge(s);
+  s = fk::warp_softmax_merge(s);
   if (lane == 0) warp_stat[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    RowStat w = lane < kWarps ? warp_stat[lane] : RowStat{neg_inf(), 0.f};
-    w = warp_merge(w);
+    RowStat w = lane < kWarps ? warp_stat[lane] : RowStat{fk::neg_inf(), 0.f};
+    w = fk::warp_softmax_merge(w);
     if (lane == 0) block_stat = w;
   }
   __syncthreads();
@@ -113,7 +93,7 @@ softmax_row_per_block(const float* __restrict__ x, float* __restrict__ y, int M,
   float* yrow = y + static_cast<size_t>(row) * N;
   const int npacks = N / VEC;  // N % VEC == 0 (a manifest constraint) keeps every pack aligned
 
-  RowStat s{neg_inf(), 0.f};
+  RowStat s{fk::neg_inf(), 0.f};
 #pragma unroll 4
   for (int idx = threadIdx.x; idx < npacks; idx += BLOCK) {
     const Pack p = load_pack(xrow + idx * VEC);

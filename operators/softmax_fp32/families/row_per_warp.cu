@@ -23,11 +23,10 @@
 //   longer rows            streaming path: one online-softmax pass over x (running max and sum),
 //                          then a second pass re-reads x (mostly from L2) and writes y.
 // No CTA-wide barrier: warps are independent, so a partial last CTA just lets its extra warps exit.
+#include <forgek/reduce.cuh>
+#include <forgek/softmax.cuh>
 
 constexpr int kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
 template <int V> struct VectorOf;
@@ -53,10 +52,7 @@ __device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
 }
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
-struct RowStat {
-  float max;
-  float sum;
-};
+using RowStat = fk::SoftmaxState;
 
 // Adds one pack: rescale the running sum once per pack (VEC+1 exps per VEC elements), not per element.
 __device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
@@ -70,40 +66,21 @@ __device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
   return {m, sum};
 }
 
-// Symmetric bit for bit, so every lane of the butterfly ends with the same state.
-__device__ __forceinline__ RowStat merge(RowStat a, RowStat b) {
-  const float m = fmaxf(a.max, b.max);
-  if (m == neg_inf()) return {m, 0.f};  // both empty: keep exp(-inf - -inf) = NaN out
-  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, offset));
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
-}
-
 // Lane l holds packs l, l+32, ..., l+32*(MAX_ITEMS-1) of the row ([MAX_ITEMS] x [VEC] floats).
 __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict__ xrow,
                                                          float* __restrict__ yrow, int npacks, int lane) {
   Pack cache[MAX_ITEMS];
-  float m = neg_inf();
+  float m = fk::neg_inf();
 #pragma unroll
   for (int i = 0; i < MAX_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
 #pragma unroll
-    for (int j = 0; j < VEC; ++j) cache[i].v[j] = neg_inf();
+    for (int j = 0; j < VEC; ++j) cache[i].v[j] = fk::neg_inf();
     if (idx < npacks) cache[i] = load_pack(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) m = fmaxf(m, cache[i].v[j]);
   }
-  m = warp_max(m);
+  m = fk::warp_max(m);
 
   // One exp per element: exp(x - row max) replaces x in place and feeds the sum.
   float sum = 0.f;
@@ -117,7 +94,7 @@ __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict
       }
     }
   }
-  const float inv_sum = 1.f / warp_sum(sum);
+  const float inv_sum = 1.f / fk::warp_sum(sum);
 
 #pragma unroll
   for (int i = 0; i < MAX_ITEMS; ++i) {
@@ -134,14 +111,10 @@ __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict
 // re-reads x. Two reads of x, but the second one mostly hits L2 (the row was just read).
 __device__ __forceinline__ void softmax_row_streaming(const float* __restrict__ xrow,
                                                       float* __restrict__ yrow, int npacks, int lane) {
-  RowStat s{neg_inf(), 0.f};
+  RowStat s{fk::neg_inf(), 0.f};
 #pragma unroll 4
   for (int idx = lane; idx < npacks; idx += kWarp) s = absorb(s, load_pack(xrow + idx * VEC));
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    RowStat other{__shfl_xor_sync(kFullMask, s.max, offset), __shfl_xor_sync(kFullMask, s.sum, offset)};
-    s = merge(s, other);
-  }
+  s = fk::warp_softmax_merge(s);
 
   const float inv_sum = 1.f / s.sum;
 #pragma unroll 4

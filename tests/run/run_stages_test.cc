@@ -1,0 +1,133 @@
+// A run's fixed cost: the incumbent's analysis is kept in the store (keyed by kernel binary, device
+// and driver) and reused, the end of the run is counted inside --time, and each stage's time is
+// reported.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/builtin_agent.h"
+#include "forgek/run.h"
+#include "forgek/store.h"
+#include "loop_fixture.h"
+#include "run/incumbent_analysis.h"
+#include "scripted_evaluator.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+size_t ProfilesOf(const ScriptedEvaluator& e, const std::string& library) {
+  size_t n = 0;
+  for (const ProfileRequest& r : e.profile_requests) n += r.kernel.library == library ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> StageNames(const RunSummary& s) {
+  std::vector<std::string> names;
+  for (const RunStage& st : s.stages) names.push_back(st.name);
+  return names;
+}
+
+TEST(RunStages, TheSecondRunReusesTheIncumbentsAnalysisFromTheStore) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  RunOptions opts;
+  opts.iterations = 3;
+  opts.allow_seal = false;  // both runs start from the expert reference
+
+  ScriptedEvaluator first_gpu(Model);
+  BuiltinAgent agent({.seed = 1});
+  RunServices services{&agent, &compiler, &first_gpu, &store};
+  RunSummary first;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &first, &err)) << err;
+  EXPECT_EQ(ProfilesOf(first_gpu, "scripted.reference"), 1u) << "the first run profiles the reference";
+  ASSERT_GE(first.stages.size(), 3u);
+  EXPECT_EQ(StageNames(first)[0], "start");
+  EXPECT_EQ(StageNames(first)[1], "incumbent analysis");
+  EXPECT_EQ(StageNames(first)[2], "search");
+  EXPECT_EQ(first.stages[1].note, "");
+
+  ScriptedEvaluator second_gpu(Model);
+  BuiltinAgent agent2({.seed = 2});
+  services.agent = &agent2;
+  services.evaluator = &second_gpu;
+  RunSummary second;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &second, &err)) << err;
+  EXPECT_EQ(ProfilesOf(second_gpu, "scripted.reference"), 0u) << "the same reference on the same GPU and driver";
+  ASSERT_GE(second.stages.size(), 2u);
+  EXPECT_EQ(second.stages[1].note, "2 of 2 configs from the store");
+
+  // The stages are in the text and the JSON, and the run's wall time holds them all.
+  double sum = 0;
+  for (const RunStage& st : second.stages) sum += st.seconds;
+  EXPECT_LE(sum, second.wall_s + 1e-6);
+  EXPECT_NE(RunSummaryText(second).find("stages: start "), std::string::npos) << RunSummaryText(second);
+  nlohmann::json j = nlohmann::json::parse(RunSummaryJson(second));
+  ASSERT_TRUE(j["stages"].is_array());
+  EXPECT_EQ(j["stages"][1]["name"], "incumbent analysis");
+  EXPECT_EQ(j["stages"][1]["note"], "2 of 2 configs from the store");
+}
+
+TEST(RunStages, TheCacheKeyNamesTheBinaryTheConfigTheDeviceAndTheDriver) {
+  LoopFixture fx;
+  KernelUnderTest k{"k", "", "cubin bytes", {}, {{"TILE", 2}}};
+  const std::string key = AnalysisCacheKey(fx.op, k, "small", "H200", "580.1");
+  EXPECT_EQ(key, AnalysisCacheKey(fx.op, k, "small", "H200", "580.1"));
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, k, "large", "H200", "580.1"));
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, k, "small", "H100", "580.1"));
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, k, "small", "H200", "580.2"));
+  KernelUnderTest other_binary = k;
+  other_binary.cubin = "other bytes";
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, other_binary, "small", "H200", "580.1"));
+  KernelUnderTest other_params = k;
+  other_params.params["TILE"] = 4;
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, other_params, "small", "H200", "580.1"));
+  KernelUnderTest other_launch = k;
+  other_launch.manifest.launches.push_back({"k", {"1"}, {"128"}, {}, "0", {}, ""});
+  EXPECT_NE(key, AnalysisCacheKey(fx.op, other_launch, "small", "H200", "580.1"));
+  OperatorSpec resized = fx.op;
+  resized.configs[0].values["N"] *= 2;
+  EXPECT_NE(key, AnalysisCacheKey(resized, k, "small", "H200", "580.1"));
+}
+
+// Evaluations that say they took a second each: with --time 0.9 the confirmation that the end of
+// the run needs does not fit after the first timed attempt, so the search stops there although
+// hardly any real time has passed.
+TEST(RunStages, TheEndOfTheRunIsCountedInsideTheTimeBudget) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator gpu(Model);
+  gpu.reported_wall_s = 1.0;
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &gpu, &store};
+  RunOptions opts;
+  opts.iterations = 50;  // the space (10 instances) would be exhausted long before
+  opts.time_s = 0.9;
+  RunSummary summary;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &summary, &err)) << err;
+  EXPECT_EQ(summary.stop_reason, "time");
+  EXPECT_LT(summary.attempts, 10);
+  const std::vector<std::string> names = StageNames(summary);
+  EXPECT_NE(std::find(names.begin(), names.end(), "confirmation and seal"), names.end());
+
+  // The same run without --time searches the whole space.
+  ScriptedEvaluator gpu2(Model);
+  gpu2.reported_wall_s = 1.0;
+  BuiltinAgent agent2({.seed = 4});
+  services.agent = &agent2;
+  services.evaluator = &gpu2;
+  opts.time_s = 0;
+  RunSummary unbounded;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &unbounded, &err)) << err;
+  EXPECT_NE(unbounded.stop_reason, "time");
+  EXPECT_GT(unbounded.attempts, summary.attempts);
+}
+
+}  // namespace
+}  // namespace forgek
