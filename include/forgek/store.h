@@ -102,11 +102,16 @@ struct TimedAttempt {
 };
 
 // A KernelProfile of some subject on one config, kept whole (JSON) for later analysis.
+// The subject of a profile kept as a cache by the run (run/incumbent_analysis.cc): this machine's
+// measurement of a kernel, found again by its key. It is never exported nor imported: a profile
+// from elsewhere would stand in for a measurement this store never made.
+inline constexpr char kProfileCachePrefix[] = "analysis-cache:";
+
 struct ProfileRecord {
   std::string id;               // content hash of the other fields
   std::string operator_name;
   std::string arch;
-  std::string subject;          // "reference", "candidate:<hash>", "seal:<id>"
+  std::string subject;          // "reference", "candidate:<hash>", "seal:<id>", kProfileCachePrefix + key
   KernelProfile profile;
   std::string created_at;
 };

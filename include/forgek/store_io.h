@@ -16,6 +16,7 @@ struct ImportStats {
   std::map<std::string, int> added;    // table -> rows that were new
   std::map<std::string, int> present;  // table -> rows already there (kept as they are)
   int left_out = 0;                    // evidence of kind "attempt" from exports before schema 4
+  int cached_profiles_left_out = 0;    // another store's profile cache (kProfileCachePrefix): not imported
   int decisions_updated = 0;           // decisions re-derived: added by the file or gained evidence
   int decisions_dropped = 0;           // decisions of the file left without evidence (not stored)
 };

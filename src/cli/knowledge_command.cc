@@ -348,6 +348,7 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
     std::printf("%s\n", json({{"added", st.added},
                               {"present", st.present},
                               {"left_out", st.left_out},
+                              {"cached_profiles_left_out", st.cached_profiles_left_out},
                               {"decisions_updated", st.decisions_updated},
                               {"decisions_dropped", st.decisions_dropped}})
                             .dump(1)
@@ -362,6 +363,9 @@ void PrintImportStats(const Context& ctx, const std::string& what, const ImportS
   if (st.left_out > 0)
     std::printf("  %d evidence row(s) of kind \"attempt\" left out: uncontrolled, dropped since schema 4\n",
                 st.left_out);
+  if (st.cached_profiles_left_out > 0)
+    std::printf("  %d cached profile(s) left out: a profile cache holds its own machine's measurements\n",
+                st.cached_profiles_left_out);
   if (st.decisions_dropped > 0)
     std::printf("  %d decision(s) left out: no evidence of theirs remains, so nothing measured their verdict\n",
                 st.decisions_dropped);

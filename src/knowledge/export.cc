@@ -49,7 +49,11 @@ bool ExportStore(Store& store, std::string* json_text, std::string* err) {
   doc["schema"] = store.SchemaVersion();
   for (const auto& t : kTables) {
     json rows = json::array();
-    sql::Stmt s(store.handle(), (std::string("SELECT * FROM ") + t.name + " ORDER BY " + t.order).c_str());
+    // The run's profile cache is this machine's own measurement: another store re-measures.
+    const std::string where =
+        std::string(t.name) == "profiles" ? " WHERE subject NOT LIKE '" + std::string(kProfileCachePrefix) + "%'" : "";
+    sql::Stmt s(store.handle(),
+                (std::string("SELECT * FROM ") + t.name + where + " ORDER BY " + t.order).c_str());
     for (bool row = true;;) {
       if (!s.Step(&row, err)) return false;
       if (!row) break;
@@ -129,6 +133,12 @@ bool ImportStore(Store& store, const std::string& json_text, const std::string& 
             // export written before that keeps none of it either (docs/KNOWLEDGE.md).
             if (std::string(t.name) == "evidence" && r.contains("kind") && r["kind"] == "attempt") {
               ++st.left_out;
+              continue;
+            }
+            // A profile cache row would let a file stand in for a measurement this store never made.
+            if (std::string(t.name) == "profiles" && r.contains("subject") && r["subject"].is_string() &&
+                r["subject"].get<std::string>().rfind(kProfileCachePrefix, 0) == 0) {
+              ++st.cached_profiles_left_out;
               continue;
             }
             for (auto c = r.begin(); c != r.end(); ++c) {

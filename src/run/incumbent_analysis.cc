@@ -50,7 +50,7 @@ std::string ConfigText(const OperatorSpec& op, const std::string& config) {
   return out + "flops " + op.flops + "\nbytes " + op.bytes + "\n";
 }
 
-std::string Subject(const std::string& key) { return "analysis-cache:" + key; }
+std::string Subject(const std::string& key) { return kProfileCachePrefix + key; }
 
 bool LoadCached(const AnalysisInputs& in, const std::string& key, KernelProfile* out) {
   std::vector<ProfileRecord> rows;
