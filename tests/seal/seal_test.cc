@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/device_library.h"
 #include "forgek/hash.h"
 #include "forgek/params.h"
 #include "forgek/seal.h"
@@ -142,7 +143,9 @@ TEST_F(SealTest, ExportWritesAFolderADriverApiLoaderCanUse) {
   ASSERT_GE(cubin.size(), 4u);
   EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
   EXPECT_EQ(Sha256Hex(cubin), s.cubin_sha256);
-  EXPECT_EQ(ReadFile(dir + "/kernel.cu"), candidate_.source);
+  // kernel.cu stands alone: the device library code the seed includes is expanded into it.
+  EXPECT_EQ(ReadFile(dir + "/kernel.cu"), ExpandedSource(candidate_.source));
+  EXPECT_EQ(ReadFile(dir + "/kernel.cu").find("#include <forgek/"), std::string::npos);
 
   nlohmann::json launch = nlohmann::json::parse(ReadFile(dir + "/launch.json"));
   EXPECT_EQ(launch.value("format", ""), "forgek-seal-launch/1");
