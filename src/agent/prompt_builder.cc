@@ -104,9 +104,10 @@ std::string DispatchIncumbentText(const std::vector<IncumbentServer>& servers) {
   for (const IncumbentServer& s : servers) {
     std::string where = "a library call, no source";
     if (!s.source.empty()) {
-      size_t i = std::find(sources.begin(), sources.end(), CollapseDeviceLibrary(s.source)) - sources.begin();
+      std::string shown = CollapseDeviceLibrary(s.source);
+      size_t i = std::find(sources.begin(), sources.end(), shown) - sources.begin();
       if (i == sources.size()) {
-        sources.push_back(CollapseDeviceLibrary(s.source));
+        sources.push_back(std::move(shown));
         serves.emplace_back();
       }
       serves[i].push_back(s.config);
