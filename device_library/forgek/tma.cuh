@@ -13,6 +13,9 @@
 //   fk::bulk_load_hint(dst, src, bytes, bar, u64 policy)
 //   fk::tma_store_2d(const void* map, const void* src, int c0, int c1) — shared box -> global (bulk group)
 //   fk::tma_store_3d(const void* map, const void* src, int c0, int c1, int c2)
+//   fk::bulk_store(void* dst, const void* src, unsigned bytes) — linear shared -> global copy (bulk group;
+//        bytes % 16 == 0, both 16-byte aligned)
+//   fk::bulk_store_hint(dst, src, bytes, u64 policy)
 //   fk::bulk_commit()                  — close this thread's bulk group of stores
 //   fk::bulk_wait_read<N>()            — at most N groups still reading shared memory (sources reusable)
 //   fk::bulk_wait<N>()                 — at most N groups incomplete (writes done)
@@ -114,6 +117,21 @@ FK_DEVICE void tma_store_3d(const void* map, const void* src, int c0, int c1, in
 {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(map),
                "r"(c0), "r"(c1), "r"(c2), "r"(cvta_to_shared(src))
+               : "memory");
+}
+// `bytes` (a multiple of 16; src and dst 16-byte aligned) from shared src to global dst, tracked in
+// this thread's bulk group.
+FK_DEVICE void bulk_store(void* dst, const void* src, unsigned bytes)
+{
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(cvta_to_shared(src)),
+               "r"(bytes)
+               : "memory");
+}
+// bulk_store with an L2 cache policy.
+FK_DEVICE void bulk_store_hint(void* dst, const void* src, unsigned bytes, unsigned long long policy)
+{
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;\n" ::"l"(dst),
+               "r"(cvta_to_shared(src)), "r"(bytes), "l"(policy)
                : "memory");
 }
 // Closes this thread's bulk group of TMA stores.

@@ -11,6 +11,9 @@
 //   float2 fk::unpack_bf16x2(unsigned v)            — bf16x2 -> (low, high) floats
 //   void fk::unpack_bf16x8(const uint4& v, float (&f)[8]) — 8 packed bf16 -> 8 floats, element order kept
 //   uint4 fk::pack_bf16x8(const float (&f)[8])      — 8 floats -> 8 packed bf16 (round to nearest)
+//   void fk::unpack_bf16x4(const uint2& v, float (&f)[4]) / uint2 fk::pack_bf16x4(const float (&f)[4]) — 8-byte forms
+//   fk::unpack_bf16(v, f) / fk::pack_bf16(f)        — either width by overload (uint4 <-> float[8], uint2 <-> float[4]),
+//        for code templated on its vector width
 #pragma once
 #include <cuda_bf16.h>
 #include <forgek/common.cuh>
@@ -99,5 +102,18 @@ FK_DEVICE uint4 pack_bf16x8(const float (&f)[8])
   for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
   return v;
 }
+// 4 bf16 packed in 8 bytes -> 4 floats, element order kept.
+FK_DEVICE void unpack_bf16x4(const uint2& v, float (&f)[4])
+{
+  const float2 lo = unpack_bf16x2(v.x), hi = unpack_bf16x2(v.y);
+  f[0] = lo.x, f[1] = lo.y, f[2] = hi.x, f[3] = hi.y;
+}
+// 4 floats -> 4 bf16 packed in 8 bytes, rounded to nearest.
+FK_DEVICE uint2 pack_bf16x4(const float (&f)[4]) { return make_uint2(pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3])); }
+// The same by overload on the vector width.
+FK_DEVICE void unpack_bf16(const uint4& v, float (&f)[8]) { unpack_bf16x8(v, f); }
+FK_DEVICE void unpack_bf16(const uint2& v, float (&f)[4]) { unpack_bf16x4(v, f); }
+FK_DEVICE uint4 pack_bf16(const float (&f)[8]) { return pack_bf16x8(f); }
+FK_DEVICE uint2 pack_bf16(const float (&f)[4]) { return pack_bf16x4(f); }
 
 }  // namespace fk

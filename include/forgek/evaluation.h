@@ -50,8 +50,14 @@ struct ConfigResult {
   CorrectnessReport correctness;
   TimingStats candidate, incumbent;
   double speedup = 0;   // incumbent median / candidate median
-  double sol_us = 0;    // speed-of-light time from the operator's formulas and calibrated peaks
-  double sol_pct = 0;   // sol_us / candidate median * 100
+  // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the
+  // calibrated peaks; the config's bound is the longer of it and the device's launch floor.
+  double roofline_us = 0;
+  double floor_us = 0;            // the measured launch floor (DevicePeaks::launch_floor_us); 0: unknown
+  double sol_us = 0;              // the bound: max(roofline_us, floor_us)
+  double sol_pct = 0;             // sol_us / candidate median * 100: % of the calibrated bound
+  double datasheet_sol_us = 0;    // the bound from the datasheet's peaks (knowledge/hardware); 0: unknown
+  double datasheet_sol_pct = 0;   // datasheet_sol_us / candidate median * 100
 };
 
 struct EvalResult {

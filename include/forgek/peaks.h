@@ -20,6 +20,10 @@ struct DevicePeaks {
   double fp4_tflops = 0, fp8_tflops = 0, fp16_tflops = 0, bf16_tflops = 0;  // dense tensor-core GEMM
   double tf32_tflops = 0;
   double fp32_tflops = 0, fp64_tflops = 0;  // CUDA cores (datasheet)
+  // Measured: the time of one empty kernel launch, timed as the worker times a short kernel (a
+  // CUDA graph of launches after an L2 flush, events around it, per launch). No kernel can take
+  // less, so a config's bound is the longer of its roofline time and this floor.
+  double launch_floor_us = 0;
   std::string device;  // the device name they were measured on
   std::string source;  // "calibrated" or where else they came from
 

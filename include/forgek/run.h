@@ -60,7 +60,11 @@ struct ConfigComparison {
   double incumbent_us = 0, best_us = 0, expert_us = 0;
   double speedup = 0;         // incumbent / best
   double speedup_vs_expert = 0;
+  // % of the config's calibrated bound (max(roofline, launch floor), ConfigResult::sol_us), and of
+  // the bound from the datasheet's peaks (0: no datasheet for this device).
   double incumbent_sol_pct = 0, best_sol_pct = 0;
+  double incumbent_datasheet_sol_pct = 0, best_datasheet_sol_pct = 0;
+  double floor_us = 0;  // the launch floor in that bound (0: unknown)
   // The config's verdict in words: "best 0.988x, slower beyond noise", "best 1.210x, faster".
   std::string verdict;
 };

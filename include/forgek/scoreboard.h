@@ -14,7 +14,9 @@ struct ScoreboardRow {
   double expert_us = 0;   // 0: not measured
   double sealed_us = 0;   // the seal's confirmed time; the expert's where nothing sealed
   double speedup = 0;     // expert / sealed (1 where nothing sealed)
-  double sol_pct = 0;     // of what now serves the config
+  double sol_pct = 0;            // of what now serves the config: % of the calibrated bound
+  double datasheet_sol_pct = 0;  // the same against the datasheet's peaks (0: no datasheet)
+  double floor_us = 0;           // the launch floor inside both bounds (0: unknown)
   std::string kernel;     // the kernel serving the config, or "expert reference"
   std::vector<std::string> mechanisms;
   std::string seal;       // seal id, "" where nothing sealed

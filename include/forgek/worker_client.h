@@ -75,6 +75,7 @@ bool WorkerFailure(WorkerClient::Status call, const std::string& reply_status, O
 struct WorkerEvaluatorOptions {
   std::vector<std::string> command = DefaultWorkerCommand();
   DevicePeaks peaks;          // calibrated peaks; when !valid() the worker calibrates once
+  DevicePeaks datasheet;      // the device's datasheet peaks (knowledge/hardware), for the datasheet SOL %
   TimingPolicy policy;
   double hello_deadline_s = 60;      // start-up and probe
   double calibrate_deadline_s = 120;
@@ -99,6 +100,7 @@ class WorkerEvaluator : public Evaluator {
   bool Peaks(DevicePeaks* out, std::string* err);
   // Peaks known after construction (e.g. the store's calibration of the probed device).
   void SetPeaks(const DevicePeaks& peaks) { peaks_ = peaks; }
+  void SetDatasheetPeaks(const DevicePeaks& peaks) { opts_.datasheet = peaks; }
   WorkerClient& client() { return client_; }
 
  private:

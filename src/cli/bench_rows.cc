@@ -82,6 +82,9 @@ std::vector<BenchCell> TagRow(const BenchRow& r) {
       num("gbps", "GB/s", BenchTag::gbps, timed ? r.bytes / us / 1e3 : 0, timed && r.bytes > 0),
       num("sol_us", "SOL us", BenchTag::time_us, r.sol_us, r.sol_us > 0),
       num("sol_pct", "SOL %", BenchTag::percent, timed ? r.sol_us / us * 100 : 0, timed && r.sol_us > 0),
+      num("datasheet_sol_pct", "sheet %", BenchTag::percent, timed ? r.datasheet_sol_us / us * 100 : 0,
+          timed && r.datasheet_sol_us > 0),
+      num("floor_us", "floor us", BenchTag::time_us, r.floor_us, r.floor_us > 0),
   };
 }
 

@@ -16,7 +16,9 @@ struct BenchRow {
   std::string op, config, reference, status = "ok", detail;
   TimingStats time;          // the reference's samples
   double flops = 0, bytes = 0;  // the operator's formulas under this config
-  double sol_us = 0;         // speed-of-light time from calibrated peaks (the worker's bound)
+  double sol_us = 0;         // the worker's bound: max(roofline from calibrated peaks, launch floor)
+  double datasheet_sol_us = 0;  // the same from the datasheet's peaks (0: no datasheet)
+  double floor_us = 0;       // the launch floor inside both (0: unknown)
 };
 
 // How a printer renders a cell: by what it measures, not by column (nvbench's column hints).

@@ -101,24 +101,29 @@ nlohmann::json ResultJson(const EvalResult& r, double compile_s) {
   for (const ConfigResult& c : r.configs)
     configs.push_back({{"config", c.config}, {"correctness", ToJson(c.correctness)},
                        {"candidate", ToJson(c.candidate)}, {"incumbent", ToJson(c.incumbent)},
-                       {"speedup", c.speedup}, {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}});
+                       {"speedup", c.speedup}, {"roofline_us", c.roofline_us}, {"floor_us", c.floor_us},
+                       {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}, {"datasheet_sol_us", c.datasheet_sol_us},
+                       {"datasheet_sol_pct", c.datasheet_sol_pct}});
   return {{"outcome", OutcomeName(r.outcome)}, {"detail", r.detail}, {"configs", configs},
           {"geomean_speedup", r.geomean_speedup}, {"eval_s", r.wall_s}, {"compile_s", compile_s}};
 }
 
 std::string ResultText(const EvalResult& r, const std::string& title) {
   std::string out = title + "\n";
-  out += fmt::format("{:<22} {:<8} {:>10} {:>10} {:>22} {:>22} {:>8} {:>6}\n", "config", "correct", "rel_l2",
-                     "max_abs", "time us (noise)", "incumbent us", "speedup", "SOL%");
+  // SOL%: of the config's bound, max(roofline, launch floor), at the calibrated peaks; sheet%: at
+  // the datasheet's.
+  out += fmt::format("{:<22} {:<8} {:>10} {:>10} {:>22} {:>22} {:>8} {:>6} {:>6}\n", "config", "correct", "rel_l2",
+                     "max_abs", "time us (noise)", "incumbent us", "speedup", "SOL%", "sheet%");
   for (const ConfigResult& c : r.configs) {
     auto time = [](const TimingStats& t) {
       return t.samples ? fmt::format("{:.2f} ±{:.1f}% n={}", t.median_us, t.rel_noise * 100, t.samples) : "-";
     };
-    out += fmt::format("{:<22} {:<8} {:>10.3g} {:>10.3g} {:>22} {:>22} {:>8} {:>6}\n", c.config,
+    out += fmt::format("{:<22} {:<8} {:>10.3g} {:>10.3g} {:>22} {:>22} {:>8} {:>6} {:>6}\n", c.config,
                        c.correctness.ok ? "yes" : "NO", c.correctness.rel_l2, c.correctness.max_abs,
                        time(c.candidate), time(c.incumbent),
                        c.speedup > 0 ? fmt::format("{:.3f}x", c.speedup) : "-",
-                       c.sol_pct > 0 ? fmt::format("{:.1f}", c.sol_pct) : "-");
+                       c.sol_pct > 0 ? fmt::format("{:.1f}", c.sol_pct) : "-",
+                       c.datasheet_sol_pct > 0 ? fmt::format("{:.1f}", c.datasheet_sol_pct) : "-");
   }
   out += fmt::format("outcome: {}: {}\n", OutcomeName(r.outcome), r.detail);
   return out;

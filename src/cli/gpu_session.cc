@@ -1,6 +1,8 @@
 // Opening the GPU for a command: probe, peaks (calibrated once per device and stored), evaluator.
 #include "cli/gpu_session.h"
 
+#include <cctype>
+
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include "forgek/compile.h"
 #include "forgek/gpu_list.h"
 #include "forgek/hash.h"
+#include "forgek/knowledge.h"
 #include "forgek/paths.h"
 #include "forgek/seal.h"
 #include "run/driver_version.h"
@@ -84,6 +87,29 @@ bool OpenGpuSessions(const Context& ctx, Store* store, const std::string& gpus_s
 
 namespace {
 
+// The datasheet peaks of exactly this device model (knowledge/hardware), for the SOL % against
+// the datasheet; none (a warning) when no datasheet names it.
+DevicePeaks DatasheetPeaks(const std::string& arch, const std::string& device) {
+  KnowledgeBase kb;
+  Diagnostics diags;
+  HardwareSpec spec;
+  std::string err;
+  if (!LoadKnowledgeBase(KnowledgeDir(), &kb, &diags) ||
+      !ResolveHardware(nullptr, kb, arch, device, &spec, &err) || spec.name.empty()) {
+    spdlog::warn("no datasheet for {}: the SOL % against the datasheet is not reported", device);
+    return {};
+  }
+  // ResolveHardware falls back to another model of the arch; a datasheet % needs this one.
+  std::string model = spec.name.substr(spec.name.rfind(' ') + 1), name = device;
+  for (std::string* s : {&model, &name})
+    for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.find(model) == std::string::npos) {
+    spdlog::warn("no datasheet for {} (knowledge/hardware): the SOL % against the datasheet is not reported", device);
+    return {};
+  }
+  return spec.peaks;
+}
+
 bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, std::string* err) {
   // One worker serves the probe, the calibration and every evaluation of the session.
   WorkerEvaluatorOptions opts;
@@ -100,6 +126,7 @@ bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, s
     *err = "--arch sm100 needs a Blackwell GPU (compute capability 10.x); this is " + dev.name + " (" + dev.cc + ")";
     return false;
   }
+  out->evaluator->worker().SetDatasheetPeaks(DatasheetPeaks(ctx.arch, dev.name));
   const bool from_store = store && StoredPeaks(*store, dev.name, ctx.arch, &out->peaks);
   if (from_store) out->evaluator->worker().SetPeaks(out->peaks);
   if (!out->evaluator->worker().Peaks(&out->peaks, err)) {
@@ -107,8 +134,8 @@ bool OpenOne(const Context& ctx, Store* store, int gpu_index, GpuSession* out, s
     return false;
   }
   if (!from_store && store) {
-    spdlog::info("calibrated {}: copy {:.0f} GB/s, bf16 {:.0f} TFLOP/s", dev.name, out->peaks.BandwidthGbps(),
-                 out->peaks.bf16_tflops);
+    spdlog::info("calibrated {}: copy {:.0f} GB/s, bf16 {:.0f} TFLOP/s, launch floor {:.2f} us", dev.name,
+                 out->peaks.BandwidthGbps(), out->peaks.bf16_tflops, out->peaks.launch_floor_us);
     StorePeaks(*store, probe, ctx.arch, out->peaks);
   }
   return true;

@@ -102,6 +102,8 @@ void BenchOperator(const OperatorSpec& op, const Prepared& kernels, const BenchA
     if (!r.configs.empty()) {
       row.time = r.configs[0].candidate;
       row.sol_us = r.configs[0].sol_us;
+      row.datasheet_sol_us = r.configs[0].datasheet_sol_us;
+      row.floor_us = r.configs[0].floor_us;
     }
     if (!ok) {
       row.status = OutcomeName(r.outcome);

@@ -10,14 +10,15 @@ namespace {
 
 using json = nlohmann::json;
 
-// Every numeric peak with the key it has in the worker protocol, the store and the datasheets.
+// Every numeric peak (and the launch floor) with the key it has in the worker protocol, the store and the datasheets.
 const std::vector<std::pair<const char*, double DevicePeaks::*>>& NumericFields() {
   static const std::vector<std::pair<const char*, double DevicePeaks::*>> fields = {
       {"dram_gbps", &DevicePeaks::dram_gbps},     {"copy_kernel_gbps", &DevicePeaks::copy_kernel_gbps},
       {"memcpy_gbps", &DevicePeaks::memcpy_gbps}, {"fp4_tflops", &DevicePeaks::fp4_tflops},
       {"fp8_tflops", &DevicePeaks::fp8_tflops},   {"fp16_tflops", &DevicePeaks::fp16_tflops},
       {"bf16_tflops", &DevicePeaks::bf16_tflops}, {"tf32_tflops", &DevicePeaks::tf32_tflops},
-      {"fp32_tflops", &DevicePeaks::fp32_tflops}, {"fp64_tflops", &DevicePeaks::fp64_tflops}};
+      {"fp32_tflops", &DevicePeaks::fp32_tflops}, {"fp64_tflops", &DevicePeaks::fp64_tflops},
+      {"launch_floor_us", &DevicePeaks::launch_floor_us}};
   return fields;
 }
 

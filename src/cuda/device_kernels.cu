@@ -284,6 +284,8 @@ __global__ void ClockKernel(double* mhz, long long spin_ns) {
   *mhz = static_cast<double>(c1 - c0) * 1000.0 / static_cast<double>(t1 - t0);
 }
 
+__global__ void EmptyKernel() {}
+
 __global__ void SpinKernel(long long spin_ns) {
   unsigned long long t0, t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -405,6 +407,14 @@ bool CopyFloat4(void* dst, const void* src, int64_t bytes, void* stream, std::st
 bool Spin(double us, void* stream, std::string* err) {
   SpinKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<long long>(us * 1000));
   return CheckLaunch("spin", err);
+}
+
+bool LaunchEmpty(int launches, void* stream, std::string* err) {
+  for (int i = 0; i < launches; ++i) {
+    EmptyKernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>();
+    if (!CheckLaunch("empty kernel", err)) return false;
+  }
+  return true;
 }
 
 }  // namespace forgek::cuda

@@ -59,4 +59,8 @@ bool CopyFloat4(void* dst, const void* src, int64_t bytes, void* stream, std::st
 // Spins on the GPU for about `us` microseconds (hides launch latency before a timed region).
 bool Spin(double us, void* stream, std::string* err);
 
+// Enqueues `launches` launches of a kernel that does nothing (one block of 32 threads): what a
+// launch costs when the kernel itself costs nothing (the launch floor, see worker/calibrate.cc).
+bool LaunchEmpty(int launches, void* stream, std::string* err);
+
 }  // namespace forgek::cuda

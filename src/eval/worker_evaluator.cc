@@ -221,14 +221,25 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
       if (!EvalFormula(op.flops, "flops", op, *config, &flops, &err) ||
           !EvalFormula(op.bytes, "bytes", op, *config, &bytes, &err))
         return finish(Outcome::launch_error, err);
-      cr.sol_us = SolMicros(flops, bytes, peaks.TflopsFor(ComputeDType(op)), peaks.BandwidthGbps());
-      cr.sol_pct = cr.candidate.median_us > 0 ? cr.sol_us / cr.candidate.median_us * 100 : 0;
-      cr.speedup = has_incumbent && cr.candidate.median_us > 0 ? cr.incumbent.median_us / cr.candidate.median_us : 0;
+      const double median = cr.candidate.median_us;
+      auto pct = [&](double bound_us) { return median > 0 ? bound_us / median * 100 : 0; };
+      cr.roofline_us = SolMicros(flops, bytes, peaks.TflopsFor(ComputeDType(op)), peaks.BandwidthGbps());
+      cr.floor_us = peaks.launch_floor_us;
+      cr.sol_us = BoundMicros(cr.roofline_us, cr.floor_us);
+      cr.sol_pct = pct(cr.sol_us);
+      const DevicePeaks& sheet = opts_.datasheet;
+      if (sheet.valid()) {
+        cr.datasheet_sol_us =
+            BoundMicros(SolMicros(flops, bytes, sheet.TflopsFor(ComputeDType(op)), sheet.BandwidthGbps()), cr.floor_us);
+        cr.datasheet_sol_pct = pct(cr.datasheet_sol_us);
+      }
+      cr.speedup = has_incumbent && median > 0 ? cr.incumbent.median_us / median : 0;
       result.configs.push_back(cr);
-      if (FasterThanPossible(cr.candidate.median_us, cr.sol_us))
+      // Only the roofline judges what is possible: the floor is a measurement, not a law.
+      if (FasterThanPossible(median, cr.roofline_us))
         return finish(Outcome::wrong, fmt::format("{}: measured {:.3f} us is below the speed-of-light bound {:.3f} us "
                                                   "({:.0f}% of SOL): impossible, the kernel skips work or fools the timer",
-                                                  where, cr.candidate.median_us, cr.sol_us, cr.sol_pct));
+                                                  where, median, cr.roofline_us, pct(cr.roofline_us)));
     } else {
       result.configs.push_back(cr);
     }

@@ -43,6 +43,10 @@ double SolMicros(double flops, double bytes, double peak_tflops, double bandwidt
   return std::max(compute_us, memory_us);
 }
 
+double BoundMicros(double roofline_us, double launch_floor_us) {
+  return std::max(std::max(roofline_us, 0.0), std::max(launch_floor_us, 0.0));
+}
+
 bool FasterThanPossible(double median_us, double sol_us) {
   return sol_us > 0 && median_us > 0 && median_us < kImpossibleFractionOfSol * sol_us;
 }

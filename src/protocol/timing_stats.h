@@ -24,6 +24,12 @@ bool ShouldStop(const StopRule& rule, int samples, double elapsed_s, double rel_
 // peak leaves its term out; 0 when neither term applies.
 double SolMicros(double flops, double bytes, double peak_tflops, double bandwidth_gbps);
 
+// The bound of one config: its roofline time (SolMicros) or the device's launch floor
+// (DevicePeaks::launch_floor_us), whichever is longer. A decode-sized config moves too few bytes
+// for the roofline to bind, and no kernel is timed faster than an empty launch; 0 when neither is
+// known.
+double BoundMicros(double roofline_us, double launch_floor_us);
+
 // A measured time this far below the speed-of-light bound cannot be real (clock and measurement
 // slack included): the kernel skipped work or the measurement was fooled.
 inline constexpr double kImpossibleFractionOfSol = 0.85;

@@ -32,7 +32,8 @@ bool PeaksFromDevice(const DeviceRecord& d, DevicePeaks* out) {
   *out = d.peaks;
   out->device = d.name;
   out->source = "calibrated";
-  return out->valid() && out->bf16_tflops > 0;
+  // A calibration from before forgek measured the launch floor is taken again, once.
+  return out->valid() && out->bf16_tflops > 0 && out->launch_floor_us > 0;
 }
 
 bool StoredPeaks(Store& store, const std::string& device, const std::string& arch, DevicePeaks* out) {

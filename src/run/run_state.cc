@@ -80,6 +80,25 @@ std::string EndFailure(const RunOptions& opts, const RunSummary& s) {
          " candidates failed to compile (see the compiler errors above)";
 }
 
+// The expert reference as a candidate against a sealed incumbent: `seal_vs_expert` (the seal
+// timed against the expert, per config, interleaved in one worker) with its two sides swapped, so
+// that the dispatch reads it as it reads any attempt (speedup = seal / expert). The verdict is the
+// one rule's on these same numbers.
+EvalResult ExpertAgainstSeal(const EvalResult& seal_vs_expert) {
+  EvalResult r;
+  r.wall_s = seal_vs_expert.wall_s;
+  for (ConfigResult c : seal_vs_expert.configs) {
+    std::swap(c.candidate, c.incumbent);
+    const double median = c.candidate.median_us;
+    c.speedup = median > 0 ? c.incumbent.median_us / median : 0;
+    c.sol_pct = median > 0 ? c.sol_us / median * 100 : 0;
+    c.datasheet_sol_pct = median > 0 ? c.datasheet_sol_us / median * 100 : 0;
+    r.configs.push_back(c);
+  }
+  JudgeTimed(&r);
+  return r;
+}
+
 }  // namespace
 
 RunState::RunState(const OperatorSpec& op, const RunOptions& opts, RunServices& services, RunSummary* summary)
@@ -183,6 +202,7 @@ bool RunState::Begin(std::string* err) {
       incumbent_ = expert_;
     } else {
       for (const ConfigResult& c : r.configs) expert_us_[c.config] = c.incumbent.median_us;
+      expert_vs_incumbent_ = ExpertAgainstSeal(r);
       spdlog::info("incumbent {}: {}x the expert reference (geomean)", incumbent_.label, Fmt3(r.geomean_speedup));
     }
   }
@@ -681,6 +701,10 @@ void RunState::FillConfigComparisons(const EvalResult& r) {
     TimeComparison t = CompareConfig(c);
     cc.verdict = "best " + Fmt3(cc.speedup) + "x, " + DirectionWords(t.direction);
     cc.incumbent_sol_pct = cc.incumbent_us > 0 && c.sol_us > 0 ? 100.0 * c.sol_us / cc.incumbent_us : 0;
+    cc.best_datasheet_sol_pct = c.datasheet_sol_pct;
+    cc.incumbent_datasheet_sol_pct =
+        cc.incumbent_us > 0 && c.datasheet_sol_us > 0 ? 100.0 * c.datasheet_sol_us / cc.incumbent_us : 0;
+    cc.floor_us = c.floor_us;
     if (cc.speedup_vs_expert > 0) vs_expert.push_back(cc.speedup_vs_expert);
     summary_->configs.push_back(cc);
   }
@@ -822,16 +846,43 @@ EvalResult RunState::EvaluateByConfig(Evaluator* evaluator, EvalRequest req, con
 std::vector<DispatchCandidate> RunState::DispatchCandidates() const {
   std::vector<DispatchCandidate> out;
   for (const Best& m : measured_) out.push_back({"attempt " + std::to_string(m.iteration + 1), m.result});
+  if (ExpertCandidate() >= 0) out.push_back({"expert reference", expert_vs_incumbent_});
   return out;
+}
+
+RunState::Best RunState::IncumbentAsBest() const {
+  Best b;
+  b.hash = incumbent_.candidate_hash;
+  b.cubin_sha256 = incumbent_.cubin_sha256;
+  b.kernel = incumbent_.kernel;
+  if (incumbent_.has_source) b.proposal.candidate = incumbent_.source;
+  nlohmann::json params = ParseJsonLenient(incumbent_.params_json);
+  if (params.is_object())
+    for (auto it = params.begin(); it != params.end(); ++it)
+      if (it->is_number_integer()) b.proposal.params[it.key()] = it->get<int64_t>();
+  b.iteration = -1;  // not an attempt of this run
+  return b;
+}
+
+int RunState::ExpertCandidate() const {
+  if (incumbent_.seal_id.empty() || !OutcomeTimed(expert_vs_incumbent_.outcome)) return -2;
+  return static_cast<int>(measured_.size());
+}
+
+const KernelUnderTest* RunState::DispatchKernelFor(int candidate, const std::string& config) const {
+  if (candidate < 0) return &incumbent_.For(config);
+  if (candidate == ExpertCandidate()) return &expert_.kernel;
+  return &measured_[candidate].kernel;
 }
 
 void RunState::PruneMeasured() {
   // Only a candidate that is the fastest measured on some config, or the fallback, can serve.
   Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
   std::set<int> keep;
+  const int measured = static_cast<int>(measured_.size());  // the expert, past them, is not pruned
   for (const DispatchChoice& c : d.configs)
-    if (c.best_candidate >= 0) keep.insert(c.best_candidate);
-  if (d.fallback >= 0) keep.insert(d.fallback);
+    if (c.best_candidate >= 0 && c.best_candidate < measured) keep.insert(c.best_candidate);
+  if (d.fallback >= 0 && d.fallback < measured) keep.insert(d.fallback);
   std::vector<Best> kept;
   for (int i : keep) kept.push_back(std::move(measured_[i]));
   measured_ = std::move(kept);
@@ -839,10 +890,12 @@ void RunState::PruneMeasured() {
 
 std::string RunState::KernelText(int candidate) const {
   if (candidate < 0) return "incumbent (" + incumbent_.label + ")";
+  if (candidate == ExpertCandidate()) return "expert reference (" + expert_.label + ")";
   return KernelText(measured_[candidate]);
 }
 
 std::string RunState::KernelText(const Best& m) const {
+  if (m.iteration < 0) return "incumbent (" + incumbent_.label + ")";  // IncumbentAsBest
   std::string params;
   for (const auto& [k, v] : m.proposal.params) params += (params.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return "attempt " + std::to_string(m.iteration + 1) + " (" +
@@ -880,6 +933,7 @@ nlohmann::json RunState::DispatchMetadata(const Dispatch& d, std::map<std::strin
                      "from " + incumbent_.label);
   };
   auto measured_entry = [&](int i) {
+    if (i == ExpertCandidate()) return reference();
     const Best& m = measured_[i];
     return candidate(m.hash, ParamsJson(m.proposal.params), m.cubin_sha256, m.proposal.family, KernelText(i));
   };
@@ -900,8 +954,7 @@ bool RunState::SealDispatch(std::string* err) {
   // Each row with the mechanisms of the kernel that serves it: the incumbent's own (none for a
   // library reference) where it keeps a config.
   auto mechanisms_of = [&](int candidate, const std::string& config) {
-    return candidate >= 0 ? measured_[candidate].proposal.candidate.manifest.mechanisms
-                          : incumbent_.For(config).manifest.mechanisms;
+    return DispatchKernelFor(candidate, config)->manifest.mechanisms;
   };
   for (const DispatchChoice& c : d.configs) {
     words += (words.empty() ? "" : "; ") + c.config + ": " + c.reason;
@@ -929,7 +982,7 @@ bool RunState::SealDispatch(std::string* err) {
     part.configs = configs;
     return EvaluateByConfig(
         services_.evaluator, part,
-        [&](const std::string& c) { return kernel >= 0 ? &measured_[kernel].kernel : &incumbent_.For(c); },
+        [&](const std::string& c) { return DispatchKernelFor(kernel, c); },
         [&](const std::string& c) { return &incumbent_.For(c); });
   });
   SealVerdict verdict = DecideSeal(confirmation, op_.configs.size(), opts_.min_gain);
@@ -939,28 +992,38 @@ bool RunState::SealDispatch(std::string* err) {
     return true;
   }
   // The seal's own kernel (what a reader that knows no dispatch runs): the fallback when it is a
-  // candidate, else the candidate serving the most configs.
-  int primary = d.fallback;
-  if (primary < 0) {
+  // candidate of this run, else this run's candidate serving the most configs, else (the expert
+  // and the sealed incumbent share the table) the incumbent's own kernel.
+  const int measured = static_cast<int>(measured_.size());
+  const Best incumbent_kernel = IncumbentAsBest();
+  const Best* primary = d.fallback >= 0 && d.fallback < measured ? &measured_[d.fallback] : nullptr;
+  if (!primary) {
     std::map<int, int> served;
     for (const DispatchChoice& c : d.configs)
-      if (c.candidate >= 0) ++served[c.candidate];
-    primary = std::max_element(served.begin(), served.end(), [](const auto& a, const auto& b) {
-                return a.second < b.second;
-              })->first;
+      if (c.candidate >= 0 && c.candidate < measured) ++served[c.candidate];
+    if (!served.empty())
+      primary = &measured_[std::max_element(served.begin(), served.end(), [](const auto& a, const auto& b) {
+                             return a.second < b.second;
+                           })->first];
   }
+  if (!primary) primary = &incumbent_kernel;
   std::map<std::string, int> kernel_of_config;
   nlohmann::json dispatch = DispatchMetadata(d, &kernel_of_config);
   std::vector<std::string> mechanisms;
   for (int k : d.Kernels())
-    for (const std::string& m : measured_[k].proposal.candidate.manifest.mechanisms)
+    for (const std::string& m : DispatchKernelFor(k, "")->manifest.mechanisms)
       if (std::find(mechanisms.begin(), mechanisms.end(), m) == mechanisms.end()) mechanisms.push_back(m);
-  nlohmann::json metadata = {{"family", measured_[primary].proposal.family},
+  nlohmann::json metadata = {{"family", primary->proposal.family},
                              {"mechanisms", mechanisms},
-                             {"rationale", "dispatch: per config, the fastest candidate the run measured there"},
+                             {"rationale", "dispatch: per config, the fastest kernel the run measured there"},
                              {"dispatch", dispatch}};
-  if (!WriteSeal(measured_[primary], confirmation, verdict, std::move(metadata), kernel_of_config, err)) return false;
+  if (!WriteSeal(*primary, confirmation, verdict, std::move(metadata), kernel_of_config, err)) return false;
   reason = "sealed a dispatch of " + std::to_string(d.Kernels().size()) + " kernels: " + verdict.reason;
+  int expert_configs = 0;
+  for (const DispatchChoice& c : d.configs) expert_configs += c.candidate == ExpertCandidate();
+  if (expert_configs > 0)
+    reason += "; the expert reference serves " + std::to_string(expert_configs) + " config" +
+              (expert_configs > 1 ? "s" : "") + ", where it measured faster than " + incumbent_.label;
   return true;
 }
 
@@ -1085,6 +1148,8 @@ bool RunState::Finish(std::string* err) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {
     summary_->seal_reason = "not sealed: no candidate was correct and timed";
+    // The expert reference was timed against a sealed incumbent: it may still take configs back.
+    if (ExpertCandidate() >= 0 && !SealDispatch(err)) return false;
   } else if (winners_.empty()) {
     summary_->seal_reason = "not sealed: no candidate beat the incumbent on every config (best geomean " +
                             Fmt3(best_.result.geomean_speedup) + "x)";

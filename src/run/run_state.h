@@ -86,7 +86,16 @@ class RunState {
   bool SealDispatch(std::string* err);
   // The dispatch table of a seal's metadata (docs/seal-format.md) and each config's kernel entry.
   nlohmann::json DispatchMetadata(const Dispatch& d, std::map<std::string, int>* kernel_of_config) const;
+  // The run's measured candidates, then, when the incumbent is a seal, the expert reference as one
+  // more candidate (its Begin measurement against the seal, inverted): a dispatch may hand a config
+  // back to the expert wherever it is the fastest.
   std::vector<DispatchCandidate> DispatchCandidates() const;
+  // A sealed incumbent's own kernel as a dispatch's primary (iteration -1: not an attempt of this run).
+  Best IncumbentAsBest() const;
+  // The expert reference's index among DispatchCandidates(); -2 (no index) when it is not one.
+  int ExpertCandidate() const;
+  // The kernel a dispatch index runs on `config`: a measured candidate, the expert or the incumbent (-1).
+  const KernelUnderTest* DispatchKernelFor(int candidate, const std::string& config) const;
   // Drops measured candidates that can no longer serve a dispatch (fastest nowhere, not the fallback).
   void PruneMeasured();
   std::string KernelText(int measured) const;  // "attempt 7 (tiled.cu TILE=8)", "incumbent (...)"
@@ -130,6 +139,7 @@ class RunState {
   Incumbent incumbent_, expert_;
   KernelUnderTest golden_;
   std::map<std::string, double> expert_us_;  // per config, when the incumbent is a seal
+  EvalResult expert_vs_incumbent_;           // the expert timed against a sealed incumbent (Begin's check, inverted)
   std::vector<KernelProfile> incumbent_profiles_;
   // The best candidates of earlier runs (same operator and shape regimes), for warm starts.
   static constexpr size_t kPriorResults = 8;

@@ -67,11 +67,13 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
       row.config = c.value("config", std::string());
       row.expert_us = c.value("expert_us", 0.0);
       row.seal = seal;
+      row.floor_us = c.value("floor_us", 0.0);
       if (!seal.empty()) {
         // A sealed run's table is its confirmation: best = the seal, on fresh seeds.
         row.sealed_us = c.value("best_us", 0.0);
         row.speedup = c.value("speedup_vs_expert", 0.0);
         row.sol_pct = c.value("best_sol_pct", 0.0);
+        row.datasheet_sol_pct = c.value("best_datasheet_sol_pct", 0.0);
         row.kernel = s.value("sealed_kernel", std::string());
         row.mechanisms = mechanisms;
         // A dispatch: the kernel serving this config, with its own mechanisms (none where the
@@ -91,6 +93,7 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
         row.sealed_us = c.value("incumbent_us", 0.0);
         row.speedup = row.expert_us > 0 && row.sealed_us > 0 ? row.expert_us / row.sealed_us : 0;
         row.sol_pct = c.value("incumbent_sol_pct", 0.0);
+        row.datasheet_sol_pct = c.value("incumbent_datasheet_sol_pct", 0.0);
         row.kernel = s.value("incumbent", std::string("expert reference"));
         row.note = ShortReason(s.value("seal_reason", std::string()));
       }
@@ -102,11 +105,15 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
 
 std::string ScoreboardMarkdown(const std::vector<ScoreboardRow>& rows, const std::string& title) {
   std::string out = title + "\n\n";
-  out += "| operator | config | expert us | sealed us | vs expert | SOL % | kernel(s) | mechanisms | note |\n";
-  out += "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
+  // SOL %: of the config's bound, max(roofline time, launch floor), from the calibrated peaks and
+  // from the datasheet's.
+  out += "| operator | config | expert us | sealed us | vs expert | SOL % calibrated | SOL % datasheet | floor us | "
+         "kernel(s) | mechanisms | note |\n";
+  out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n";
   for (const ScoreboardRow& r : rows)
     out += "| " + r.op + " | " + r.config + " | " + Num(r.expert_us, "%.2f") + " | " + Num(r.sealed_us, "%.2f") +
-           " | " + Num(r.speedup, "%.3fx") + " | " + Num(r.sol_pct, "%.1f") + " | " + (r.kernel.empty() ? "-" : r.kernel) +
+           " | " + Num(r.speedup, "%.3fx") + " | " + Num(r.sol_pct, "%.1f") + " | " + Num(r.datasheet_sol_pct, "%.1f") +
+           " | " + Num(r.floor_us, "%.2f") + " | " + (r.kernel.empty() ? "-" : r.kernel) +
            " | " + (r.mechanisms.empty() ? "-" : Join(r.mechanisms)) + " | " + r.note + " |\n";
   return out;
 }
@@ -121,6 +128,8 @@ std::string ScoreboardJson(const std::vector<ScoreboardRow>& rows, const std::st
                     {"sealed_us", num(r.sealed_us)},
                     {"speedup_vs_expert", num(r.speedup)},
                     {"sol_pct", num(r.sol_pct)},
+                    {"datasheet_sol_pct", num(r.datasheet_sol_pct)},
+                    {"floor_us", num(r.floor_us)},
                     {"kernel", r.kernel},
                     {"mechanisms", r.mechanisms},
                     {"seal", r.seal.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.seal)},

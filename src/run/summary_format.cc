@@ -51,12 +51,13 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
                   s.best_speedup_vs_expert);
   }
   if (!s.configs.empty()) {
-    out += Printf("%-22s %12s %12s %12s %9s %9s %8s %8s\n", "config", "incumbent us", "best us", "expert us",
-                  "speedup", "vs expert", "SOL% inc", "SOL% best");
+    // SOL %: of the calibrated bound (max(roofline, launch floor)); "sheet": of the datasheet's.
+    out += Printf("%-22s %12s %12s %12s %9s %9s %8s %8s %10s %8s\n", "config", "incumbent us", "best us", "expert us",
+                  "speedup", "vs expert", "SOL% inc", "SOL% best", "sheet best", "floor us");
     for (const ConfigComparison& c : s.configs)
-      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%%  %s\n", c.config.c_str(), c.incumbent_us,
-                    c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct, c.best_sol_pct,
-                    c.verdict.c_str());
+      out += Printf("%-22s %12.2f %12.2f %12.2f %8.3fx %8.3fx %7.1f%% %7.1f%% %9.1f%% %8.2f  %s\n", c.config.c_str(),
+                    c.incumbent_us, c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct,
+                    c.best_sol_pct, c.best_datasheet_sol_pct, c.floor_us, c.verdict.c_str());
   }
   if (!s.dispatch.empty()) {
     out += "dispatch (the kernel serving each config):\n";
@@ -110,6 +111,9 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"speedup_vs_expert", c.speedup_vs_expert},
                        {"incumbent_sol_pct", c.incumbent_sol_pct},
                        {"best_sol_pct", c.best_sol_pct},
+                       {"incumbent_datasheet_sol_pct", c.incumbent_datasheet_sol_pct},
+                       {"best_datasheet_sol_pct", c.best_datasheet_sol_pct},
+                       {"floor_us", c.floor_us},
                        {"verdict", c.verdict}});
   nlohmann::json lineage = nlohmann::json::array();
   for (const LineageStep& l : s.lineage)

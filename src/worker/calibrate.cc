@@ -1,13 +1,86 @@
-// `forgek worker --calibrate` and the calibrate request: measured copy and tensor-core peaks.
+// `forgek worker --calibrate` and the calibrate request: measured copy and tensor-core peaks, and
+// the launch floor.
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "cuda/calibrate_gemm.h"
+#include "protocol/timing_stats.h"
 #include "worker/gpu_context.h"
 #include "worker/worker.h"
 
 namespace forgek::worker {
+namespace {
+
+// The time of one empty launch, measured the way Timer (evaluate.cc) times a kernel shorter than
+// TimingPolicy::graph_below_us: a CUDA graph of enough launches to last graph_target_us, replayed
+// after an L2 flush between two events, divided by its launches; the median of the samples. A
+// candidate timed this way cannot come in under it, whatever its work.
+bool MeasureLaunchFloorUs(GpuContext& gpu, double* floor_us, std::string* err) {
+  const cuda::Driver& d = gpu.d();
+  CUstream s = gpu.stream();
+  GpuError gerr;
+  CUevent start = nullptr, end = nullptr;
+  CUgraphExec graph = nullptr;
+  auto fail = [&](const std::string& why) {
+    *err = "launch floor: " + why;
+    return false;
+  };
+  auto cleanup = [&] {
+    if (graph) d.cuGraphExecDestroy(graph);
+    if (start) d.cuEventDestroy(start);
+    if (end) d.cuEventDestroy(end);
+  };
+  auto measure = [&]() -> bool {
+    if (!Ck(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "create event", &gerr) ||
+        !Ck(d.cuEventCreate(&end, CU_EVENT_DEFAULT), "create event", &gerr))
+      return fail(gerr.message);
+    // Warm-up, and the time of one launch, which sizes the graph as the timer does.
+    std::string text;
+    if (!cuda::LaunchEmpty(3, s, &text)) return fail(text);
+    if (!gpu.FlushL2(&gerr) || !Ck(d.cuEventRecord(start, s), "record event", &gerr)) return fail(gerr.message);
+    if (!cuda::LaunchEmpty(1, s, &text)) return fail(text);
+    if (!Ck(d.cuEventRecord(end, s), "record event", &gerr) || !Ck(d.cuEventSynchronize(end), "sync", &gerr))
+      return fail(gerr.message);
+    float ms = 0;
+    d.cuEventElapsedTime(&ms, start, end);
+    const TimingPolicy policy;
+    const int reps = std::clamp(static_cast<int>(policy.graph_target_us / std::max(ms * 1000.0, 0.5)), 1, 1000);
+
+    if (!Ck(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED), "begin graph capture", &gerr))
+      return fail(gerr.message);
+    const bool enqueued = cuda::LaunchEmpty(reps, s, &text);
+    CUgraph captured = nullptr;
+    CUresult ended = d.cuStreamEndCapture(s, &captured);
+    if (!enqueued || ended != CUDA_SUCCESS) {
+      if (captured) d.cuGraphDestroy(captured);
+      return fail(enqueued ? "end graph capture failed" : text);
+    }
+    CUresult inst = d.cuGraphInstantiateWithFlags(&graph, captured, 0);
+    d.cuGraphDestroy(captured);
+    if (!Ck(inst, "instantiate graph", &gerr)) return fail(gerr.message);
+
+    constexpr int kSamples = 30;
+    std::vector<double> us;
+    for (int i = 0; i < kSamples; ++i) {
+      if (!gpu.FlushL2(&gerr) || !Ck(d.cuEventRecord(start, s), "record event", &gerr) ||
+          !Ck(d.cuGraphLaunch(graph, s), "launch graph", &gerr) || !Ck(d.cuEventRecord(end, s), "record event", &gerr) ||
+          !Ck(d.cuEventSynchronize(end), "sync", &gerr) || !Ck(d.cuEventElapsedTime(&ms, start, end), "read events", &gerr))
+        return fail(gerr.message);
+      us.push_back(ms * 1000.0 / reps);
+    }
+    *floor_us = Summarize(us, {}).median_us;
+    return true;
+  };
+  const bool ok = measure();
+  cleanup();
+  return ok;
+}
+
+}  // namespace
 
 bool Calibrate(DevicePeaks* out, std::string* err) {
   GpuContext gpu;
@@ -31,6 +104,7 @@ bool Calibrate(DevicePeaks* out, std::string* err) {
       *e.tflops = 0;
     }
   }
+  if (!MeasureLaunchFloorUs(gpu, &p.launch_floor_us, err)) return false;
   *out = p;
   return true;
 }

@@ -22,6 +22,8 @@ std::vector<BenchRow> Rows() {
   ok.flops = 2.0 * 4096 * 4096 * 4096;
   ok.bytes = 3.0 * 2 * 4096 * 4096;
   ok.sol_us = 150;
+  ok.datasheet_sol_us = 120;
+  ok.floor_us = 2.5;
   BenchRow bad;
   bad.op = "softmax_fp32";
   bad.config = "4096x4096";
@@ -36,10 +38,11 @@ std::vector<BenchRow> Rows() {
 TEST(OpsBenchRows, MarkdownTableHasOneLinePerConfigAndListsFailures) {
   EXPECT_EQ(BenchMarkdown(Rows(), "NVIDIA H200"),
             "Expert references on NVIDIA H200.\n\n"
-            "| operator | config | reference | status | time us | noise | TFLOP/s | GB/s | SOL us | SOL % |\n"
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-            "| gemm_bf16 | 4096^3 | cublas.gemm_bf16 | ok | 200.00 | ±1.2% | 687.2 | 503 | 150.00 | 75.0% |\n"
-            "| softmax_fp32 | 4096x4096 | reference.cu | wrong | - | - | - | - | 12.50 | - |\n"
+            "| operator | config | reference | status | time us | noise | TFLOP/s | GB/s | SOL us | SOL % | sheet % | "
+            "floor us |\n"
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+            "| gemm_bf16 | 4096^3 | cublas.gemm_bf16 | ok | 200.00 | ±1.2% | 687.2 | 503 | 150.00 | 75.0% | 60.0% | 2.50 |\n"
+            "| softmax_fp32 | 4096x4096 | reference.cu | wrong | - | - | - | - | 12.50 | - | - | - |\n"
             "\n```\nsoftmax_fp32 4096x4096: wrong: config 4096x4096: y[0, 1] = nan\n```\n");
 }
 
@@ -55,11 +58,14 @@ TEST(OpsBenchRows, JsonKeepsNumbersAndNullsTheUnmeasured) {
   EXPECT_NEAR(ok["tflops"].get<double>(), 687.19, 0.01);
   EXPECT_NEAR(ok["gbps"].get<double>(), 503.3, 0.1);
   EXPECT_DOUBLE_EQ(ok["sol_pct"].get<double>(), 75);
+  EXPECT_DOUBLE_EQ(ok["datasheet_sol_pct"].get<double>(), 60);
+  EXPECT_DOUBLE_EQ(ok["floor_us"].get<double>(), 2.5);
   EXPECT_EQ(ok["samples"], 50);
   const nlohmann::json& bad = j["rows"][1];
   EXPECT_EQ(bad["status"], "wrong");
   EXPECT_TRUE(bad["time_us"].is_null());
   EXPECT_TRUE(bad["sol_pct"].is_null());
+  EXPECT_TRUE(bad["datasheet_sol_pct"].is_null()) << "no datasheet bound, no datasheet %";
   EXPECT_DOUBLE_EQ(bad["sol_us"].get<double>(), 12.5);
   EXPECT_EQ(bad["detail"], "config 4096x4096: y[0, 1] = nan");
 }

@@ -1,5 +1,5 @@
 // CI gate: every shipped kernel (operators/**/*.cu) compiles for sm_90a without a single spill; a
-// seed that is a search space at every corner of its domains.
+// search space (seed or family) at every corner of its domains.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,16 +123,15 @@ class ShippedKernel : public ::testing::TestWithParam<std::string> {
     if (!LoadOwningOperator(rel, &op, &job.load_error)) return;
     job.loaded = true;
     for (const LaunchSpec& l : cand.manifest.launches) job.launched_kernels.push_back(l.kernel);
-    // A seed that is a search space compiles every corner (each param at its min and max, as
-    // `ops validate` does); other files their first and last valid instances.
-    const bool seed_space = cand.manifest.IsFamily() && (fs::path(op.dir) / op.seed).lexically_normal() ==
-                                                            fs::path(kOperatorsDir + "/" + rel).lexically_normal();
-    std::vector<std::pair<std::string, ParamAssignment>> picks;
-    if (seed_space) {
-      for (ParamAssignment& corner : DomainCorners(cand.manifest, op))
-        picks.push_back({picks.empty() ? "first valid params" : "corner", std::move(corner)});
-    } else {
-      picks = Picks(cand.manifest, op);
+    // A search space (a seed or a family) compiles every corner (each param at its min and max,
+    // the others at the first valid instance, as `ops validate` does) and its last valid
+    // instance (every param at its far end); a fixed kernel its one instance.
+    std::vector<std::pair<std::string, ParamAssignment>> picks = Picks(cand.manifest, op);
+    if (cand.manifest.IsFamily()) {
+      for (ParamAssignment& corner : DomainCorners(cand.manifest, op)) {
+        const bool seen = std::any_of(picks.begin(), picks.end(), [&](const auto& p) { return p.second == corner; });
+        if (!seen) picks.push_back({"corner", std::move(corner)});
+      }
     }
     if (picks.empty()) {
       job.loaded = false;

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "forgek/operator_spec.h"
 #include "test_util.h"
 
@@ -289,22 +292,62 @@ TEST(Candidate, ControlsMapMechanismsToParamsInManifestOrder) {
   EXPECT_EQ(p.c.manifest.ControlOf("GROUP_M"), nullptr);
 }
 
-TEST(Candidate, ShippedFamiliesDeclareValidControls) {
-  for (const char* rel : {"gemm_bf16/families/wgmma_tma_ws.cu", "gemm_bf16/families/wgmma_persistent.cu",
-                          "gemm_bf16/families/wgmma_tma.cu", "gemm_bf16/families/mma_sync_cp_async.cu",
-                          "grouped_gemm_bf16/families/mma_sync_tiles.cu", "softmax_fp32/families/by_row_length.cu",
-                          "softmax_fp32/families/cluster_split_rows.cu", "softmax_fp32/families/row_per_block.cu",
-                          "softmax_fp32/families/row_per_warp.cu"}) {
-    Candidate c;
-    Diagnostics diags;
-    ASSERT_TRUE(LoadCandidateFile(SourceDir() + "/operators/" + rel, &c, &diags)) << rel << FormatDiagnostics(diags);
-    EXPECT_FALSE(c.manifest.controls.empty()) << rel;
-    // Every param with a domain is controlled: any pair of instances differing in one param isolates something.
-    for (const ParamSpec& ps : c.manifest.params)
-      if (ps.values.size() > 1) {
-        EXPECT_NE(c.manifest.ControlOf(ps.name), nullptr) << rel << ": " << ps.name;
-      }
+// True when some instance of `m` (params in domain order, at most `limit` tried) satisfies its
+// constraints under every config of `op`.
+bool SomeInstanceServesEveryConfig(const CandidateManifest& m, const OperatorSpec& op, uint64_t limit = 200000) {
+  uint64_t total = 1;
+  for (const ParamSpec& p : m.params) total *= std::max<size_t>(1, p.values.size());
+  for (uint64_t index = 0; index < std::min(total, limit); ++index) {
+    ParamAssignment a;
+    uint64_t rest = index;
+    for (const ParamSpec& p : m.params) {
+      if (p.values.empty()) continue;
+      a[p.name] = p.values[rest % p.values.size()];
+      rest /= p.values.size();
+    }
+    bool every = true;
+    for (const ConfigSpec& c : op.configs) {
+      std::string why;
+      every = every && ConstraintsHold(m, a, c.values, &why);
+    }
+    if (every) return true;
   }
+  return false;
+}
+
+// Every family file under operators/*/families/ is listed by its operator.json (a file that is not
+// is never searched), has instances that serve every config (the only ones a search draws: one
+// that fits some configs only is never tried), and controls every param that has a domain, so that
+// any two of its instances differing in one param isolate one mechanism.
+TEST(Candidate, ShippedFamiliesDeclareValidControls) {
+  namespace fs = std::filesystem;
+  int families = 0;
+  for (const fs::directory_entry& op_dir : fs::directory_iterator(SourceDir() + "/operators")) {
+    if (!fs::is_directory(op_dir.path() / "families")) continue;
+    OperatorSpec op;
+    Diagnostics op_diags;
+    ASSERT_TRUE(LoadOperator(op_dir.path().string(), &op, &op_diags)) << FormatDiagnostics(op_diags);
+    for (const fs::directory_entry& f : fs::directory_iterator(op_dir.path() / "families")) {
+      if (f.path().extension() != ".cu") continue;
+      const std::string rel = "families/" + f.path().filename().string();
+      const std::string where = op.name + "/" + rel;
+      EXPECT_NE(std::find(op.families.begin(), op.families.end(), rel), op.families.end())
+          << where << " is not listed in " << op.name << "/operator.json \"families\": no run would search it";
+      Candidate c;
+      Diagnostics diags;
+      ASSERT_TRUE(LoadCandidateFile(f.path().string(), &c, &diags)) << where << FormatDiagnostics(diags);
+      EXPECT_FALSE(c.manifest.controls.empty()) << where;
+      EXPECT_TRUE(SomeInstanceServesEveryConfig(c.manifest, op))
+          << where << ": no instance's constraints hold under every config of " << op.name
+          << ", so no search ever draws one (let one instance serve every shape, with `when` if it must)";
+      for (const ParamSpec& ps : c.manifest.params)
+        if (ps.values.size() > 1) {
+          EXPECT_NE(c.manifest.ControlOf(ps.name), nullptr) << where << ": " << ps.name;
+        }
+      ++families;
+    }
+  }
+  EXPECT_GE(families, 9) << "the shipped families were not found under " << SourceDir() << "/operators";
 }
 
 TEST(Candidate, ReportsEveryProblemAtOnce) {

@@ -10,13 +10,14 @@ namespace forgek {
 namespace {
 
 // A fake worker: answers hello and calibrate, and every evaluate with `evaluate_fields`.
-std::vector<std::string> FakeWorker(const std::string& evaluate_fields, const std::string& on_evaluate = "") {
+std::vector<std::string> FakeWorker(const std::string& evaluate_fields, const std::string& on_evaluate = "",
+                                    const std::string& peaks = R"("copy_kernel_gbps":4000,"tf32_tflops":400)") {
   std::string script = R"sh(while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9-]*\).*/\1/')
   type=$(printf '%s' "$line" | sed 's/.*"type":"\([a-z]*\)".*/\1/')
   case "$type" in
     hello) printf '{"id":%s,"type":"reply","ok":true,"driver_version":13000,"devices":[]}\n' "$id" ;;
-    calibrate) printf '{"id":%s,"type":"reply","ok":true,"peaks":{"copy_kernel_gbps":4000,"tf32_tflops":400}}\n' "$id" ;;
+    calibrate) printf '{"id":%s,"type":"reply","ok":true,"peaks":{)sh" + peaks + R"sh(}}\n' "$id" ;;
     evaluate) )sh" + on_evaluate + R"sh( printf '{"id":%s,"type":"reply",%s}\n' "$id" ')sh" + evaluate_fields + R"sh(' ;;
     *) printf '{"id":%s,"type":"reply","ok":true}\n' "$id" ;;
   esac
@@ -94,6 +95,50 @@ TEST_F(WorkerEvaluatorTest, FasterWithSpeedupAndSol) {
   // large: 8 MiB at 4000 GB/s = 2.097 us; 10 us measured = 21% of SOL.
   EXPECT_NEAR(r.configs[1].sol_us, 8.0 * (1 << 20) / 4000e9 * 1e6, 1e-9);
   EXPECT_NEAR(r.configs[1].sol_pct, r.configs[1].sol_us / 10 * 100, 1e-9);
+}
+
+// Recorded timings: 2.3 us on both configs, with a measured launch floor of 1 us. The small config
+// moves 8 KiB, a roofline of 0.002 us: against it alone the kernel would sit at 0.1 % of SOL with
+// all its headroom left; its bound is the floor, so it is at 43 %. The large config (8 MiB) is
+// bound by its roofline, at the calibrated bandwidth and, a higher bar, at the datasheet's.
+TEST_F(WorkerEvaluatorTest, TheBoundIsTheLongerOfTheRooflineAndTheLaunchFloor) {
+  WorkerEvaluatorOptions o =
+      Opts(FakeWorker(Timed("2.3"), "", R"("copy_kernel_gbps":4000,"tf32_tflops":400,"launch_floor_us":1.0)"));
+  o.datasheet.dram_gbps = 4800;
+  WorkerEvaluator ev(o);
+  EvalResult r = Run(ev);
+  ASSERT_EQ(r.configs.size(), 2u) << r.detail;
+  const ConfigResult& small = r.configs[0];
+  EXPECT_NEAR(small.roofline_us, 8.0 * 1024 / 4000e9 * 1e6, 1e-12);
+  EXPECT_DOUBLE_EQ(small.floor_us, 1.0);
+  EXPECT_DOUBLE_EQ(small.sol_us, 1.0) << "the floor binds the small config";
+  EXPECT_NEAR(small.sol_pct, 1.0 / 2.3 * 100, 1e-9);
+  EXPECT_DOUBLE_EQ(small.datasheet_sol_us, 1.0);
+  EXPECT_NEAR(small.datasheet_sol_pct, 1.0 / 2.3 * 100, 1e-9);
+  const ConfigResult& large = r.configs[1];
+  EXPECT_NEAR(large.sol_us, 8.0 * (1 << 20) / 4000e9 * 1e6, 1e-9) << "the roofline binds the large config";
+  EXPECT_NEAR(large.datasheet_sol_us, 8.0 * (1 << 20) / 4800e9 * 1e6, 1e-9);
+  EXPECT_NEAR(large.datasheet_sol_pct, large.datasheet_sol_us / 2.3 * 100, 1e-9);
+  EXPECT_LT(large.datasheet_sol_pct, large.sol_pct) << "the datasheet's bandwidth is the higher bar";
+}
+
+// The floor is a measurement, not a law: a kernel timed under it is not called impossible (only
+// the roofline judges that), and a device without a datasheet reports no datasheet SOL %.
+TEST_F(WorkerEvaluatorTest, AKernelUnderTheLaunchFloorIsNotImpossible) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("1.5"), "", R"("copy_kernel_gbps":4000,"launch_floor_us":2.0)")));
+  EvalRequest req;
+  req.op = &op_;
+  req.golden = kernel_;
+  req.candidate = kernel_;
+  req.incumbent = {"reference", "cublas.fake", "", {}, {}};
+  req.configs = {"small"};
+  req.deadline_s = 1;
+  EvalResult r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::faster) << r.detail;
+  ASSERT_EQ(r.configs.size(), 1u);
+  EXPECT_NEAR(r.configs[0].sol_pct, 2.0 / 1.5 * 100, 1e-9);
+  EXPECT_EQ(r.configs[0].datasheet_sol_us, 0);
+  EXPECT_EQ(r.configs[0].datasheet_sol_pct, 0);
 }
 
 TEST_F(WorkerEvaluatorTest, SlowerWhenTheIncumbentWins) {

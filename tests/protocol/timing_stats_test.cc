@@ -66,6 +66,15 @@ TEST(TimingStats, SpeedOfLight) {
   EXPECT_NEAR(SolMicros(flops, 0, 0, 4000), 0, 1e-12);
 }
 
+TEST(TimingStats, TheBoundIsTheRooflineOrTheLaunchFloorWhicheverIsLonger) {
+  // rope decode_64x32x128 moves ~1.1 MB: 0.26 us at 4250 GB/s, under a 2 us launch floor.
+  const double decode_roofline = SolMicros(0, 4.0 * 64 * 32 * 128 + 4 * 64 + 4 * 64 * 128, 0, 4250);
+  EXPECT_DOUBLE_EQ(BoundMicros(decode_roofline, 2.0), 2.0);
+  EXPECT_DOUBLE_EQ(BoundMicros(300.0, 2.0), 300.0);     // a large config: the roofline binds
+  EXPECT_DOUBLE_EQ(BoundMicros(decode_roofline, 0), decode_roofline);  // floor unknown
+  EXPECT_DOUBLE_EQ(BoundMicros(0, 0), 0);
+}
+
 TEST(TimingStats, FasterThanPossible) {
   EXPECT_TRUE(FasterThanPossible(50, 100));
   EXPECT_FALSE(FasterThanPossible(90, 100));   // within measurement slack

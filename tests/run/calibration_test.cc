@@ -28,6 +28,7 @@ DevicePeaks Measured() {
   k.fp16_tflops = 730;
   k.fp8_tflops = 1300;
   k.tf32_tflops = 360;
+  k.launch_floor_us = 2.1;
   k.device = "NVIDIA H200";
   k.source = "calibrated";
   return k;
@@ -47,8 +48,24 @@ TEST(Calibration, StoredPeaksAreFoundForTheSameDeviceAndArchOnly) {
   EXPECT_DOUBLE_EQ(got.bf16_tflops, 720);
   EXPECT_DOUBLE_EQ(got.fp8_tflops, 1300);
   EXPECT_DOUBLE_EQ(got.tf32_tflops, 360);
+  EXPECT_DOUBLE_EQ(got.launch_floor_us, 2.1);
   EXPECT_EQ(got.source, "calibrated");
   EXPECT_FALSE(StoredPeaks(store, "NVIDIA H100", "sm90", &got));
+}
+
+TEST(Calibration, ACalibrationWithoutTheLaunchFloorIsTakenAgain) {
+  TempDir tmp;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(tmp.file("store.db"), &err)) << err;
+  DevicePeaks before_the_floor = Measured();
+  before_the_floor.launch_floor_us = 0;  // what a store calibrated by an older forgek holds
+  StorePeaks(store, H200Probe(), "sm90", before_the_floor);
+  DevicePeaks got;
+  EXPECT_FALSE(StoredPeaks(store, "NVIDIA H200", "sm90", &got)) << "the floor must be measured before peaks are reused";
+  StorePeaks(store, H200Probe(), "sm90", Measured());
+  ASSERT_TRUE(StoredPeaks(store, "NVIDIA H200", "sm90", &got));
+  EXPECT_DOUBLE_EQ(got.launch_floor_us, 2.1);
 }
 
 TEST(Calibration, DatasheetPeaksAreNotTakenForCalibrated) {

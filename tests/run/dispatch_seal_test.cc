@@ -124,6 +124,79 @@ TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgai
   for (const ConfigComparison& c : second.configs) EXPECT_NEAR(c.incumbent_us, 70, 1e-9) << c.config;
 }
 
+// A seal that the expert reference beats on one config (here the machine changed under it: the
+// seal's large config went from the same as the expert to 10 % slower) and that no candidate of
+// the next run beats: the expert is a dispatch candidate like any attempt, so the run seals a
+// dispatch that hands that config back to it, says so, and the run after is timed against the
+// expert there.
+TEST(DispatchSeal, TheExpertReferenceTakesBackAConfigWhereItBeatsTheSeal) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  // First machine: TILE >= 4 is 1.25x on small and the same as the expert on large.
+  ScriptedEvaluator first_machine([](const KernelUnderTest& k, const std::string& config) {
+    if (!k.library.empty()) return 100.0;
+    if (k.params.at("TILE") < 4) return 120.0;
+    return config == "small" ? 80.0 : 99.8;
+  });
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &first_machine, &store};
+  RunOptions opts;
+  opts.iterations = 10;
+  RunSummary first;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &first, &err)) << err;
+  ASSERT_FALSE(first.seal_id.empty()) << first.seal_reason;
+  ASSERT_TRUE(first.dispatch.empty()) << "one kernel serves both configs";
+
+  // Second machine: that kernel is now 10 % slower than the expert on large; nothing is faster.
+  ScriptedEvaluator second_machine([](const KernelUnderTest& k, const std::string& config) {
+    if (!k.library.empty()) return 100.0;
+    if (k.params.at("TILE") < 4) return 130.0;
+    return config == "small" ? 80.0 : 110.0;
+  });
+  services.evaluator = &second_machine;
+  BuiltinAgent agent2({.seed = 5});
+  services.agent = &agent2;
+  opts.iterations = 4;
+  RunSummary second;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &second, &err)) << err;
+  ASSERT_FALSE(second.seal_id.empty()) << second.seal_reason;
+  EXPECT_NE(second.seal_reason.find("the expert reference serves 1 config"), std::string::npos) << second.seal_reason;
+  ASSERT_EQ(second.dispatch.size(), 3u) << "two configs and the fallback";
+  EXPECT_EQ(second.dispatch[0].kernel, "incumbent (" + second.incumbent + ")") << "the seal keeps small";
+  EXPECT_EQ(second.dispatch[1].config, "large");
+  EXPECT_EQ(second.dispatch[1].kernel.rfind("expert reference (", 0), 0u) << second.dispatch[1].kernel;
+  EXPECT_NE(second.dispatch[1].reason.find("1.100x, faster beyond noise"), std::string::npos)
+      << second.dispatch[1].reason;
+
+  SealRecord seal, earlier;
+  bool found = false;
+  ASSERT_TRUE(store.GetSeal(second.seal_id, &seal, &found, &err) && found) << err;
+  ASSERT_TRUE(store.GetSeal(first.seal_id, &earlier, &found, &err) && found) << err;
+  EXPECT_EQ(seal.candidate_hash, earlier.candidate_hash) << "its own kernel is the earlier seal's";
+  nlohmann::json d = nlohmann::json::parse(seal.metadata_json).at("dispatch");
+  for (const nlohmann::json& row : d.at("table")) {
+    const nlohmann::json& k = d.at("kernels").at(row.at("kernel").get<size_t>());
+    if (row.at("config") == "large") {
+      EXPECT_TRUE(k.contains("reference")) << k.dump();
+    } else {
+      EXPECT_EQ(k.value("candidate", std::string()), earlier.candidate_hash) << k.dump();
+    }
+  }
+  EXPECT_NEAR(seal.config_us.at("small"), 80, 1e-9);
+  EXPECT_NEAR(seal.config_us.at("large"), 100, 1e-9) << "the time of the kernel that serves it: the expert's";
+
+  // The run after measures its candidates against the expert on large.
+  BuiltinAgent agent3({.seed = 6});
+  services.agent = &agent3;
+  RunSummary third;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &third, &err)) << err;
+  for (const ConfigComparison& c : third.configs)
+    EXPECT_NEAR(c.incumbent_us, c.config == "small" ? 80 : 100, 1e-9) << c.config;
+}
+
 TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
   LoopFixture fx;
   Store store;
