@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -995,7 +996,7 @@ bool RunState::SealDispatch(std::string* err) {
   // candidate of this run, else this run's candidate serving the most configs, else (the expert
   // and the sealed incumbent share the table) the incumbent's own kernel.
   const int measured = static_cast<int>(measured_.size());
-  const Best incumbent_kernel = IncumbentAsBest();
+  std::optional<Best> incumbent_kernel;  // built only when no candidate of this run serves
   const Best* primary = d.fallback >= 0 && d.fallback < measured ? &measured_[d.fallback] : nullptr;
   if (!primary) {
     std::map<int, int> served;
@@ -1006,7 +1007,7 @@ bool RunState::SealDispatch(std::string* err) {
                              return a.second < b.second;
                            })->first];
   }
-  if (!primary) primary = &incumbent_kernel;
+  if (!primary) primary = &incumbent_kernel.emplace(IncumbentAsBest());
   std::map<std::string, int> kernel_of_config;
   nlohmann::json dispatch = DispatchMetadata(d, &kernel_of_config);
   std::vector<std::string> mechanisms;

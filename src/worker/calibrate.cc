@@ -2,7 +2,6 @@
 // the launch floor.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +9,7 @@
 #include "cuda/calibrate_gemm.h"
 #include "protocol/timing_stats.h"
 #include "worker/gpu_context.h"
+#include "worker/graph_replay.h"
 #include "worker/worker.h"
 
 namespace forgek::worker {
@@ -47,21 +47,13 @@ bool MeasureLaunchFloorUs(GpuContext& gpu, double* floor_us, std::string* err) {
       return fail(gerr.message);
     float ms = 0;
     d.cuEventElapsedTime(&ms, start, end);
-    const TimingPolicy policy;
-    const int reps = std::clamp(static_cast<int>(policy.graph_target_us / std::max(ms * 1000.0, 0.5)), 1, 1000);
-
-    if (!Ck(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED), "begin graph capture", &gerr))
-      return fail(gerr.message);
-    const bool enqueued = cuda::LaunchEmpty(reps, s, &text);
-    CUgraph captured = nullptr;
-    CUresult ended = d.cuStreamEndCapture(s, &captured);
-    if (!enqueued || ended != CUDA_SUCCESS) {
-      if (captured) d.cuGraphDestroy(captured);
-      return fail(enqueued ? "end graph capture failed" : text);
-    }
-    CUresult inst = d.cuGraphInstantiateWithFlags(&graph, captured, 0);
-    d.cuGraphDestroy(captured);
-    if (!Ck(inst, "instantiate graph", &gerr)) return fail(gerr.message);
+    const int reps = LaunchesPerGraph(TimingPolicy{}, ms * 1000.0, 1);
+    auto enqueue = [&](GpuError* e) {
+      if (cuda::LaunchEmpty(reps, s, &text)) return true;
+      e->message = text;
+      return false;
+    };
+    if (!CaptureGraph(gpu, enqueue, &graph, &gerr)) return fail(gerr.message);
 
     constexpr int kSamples = 30;
     std::vector<double> us;

@@ -12,6 +12,7 @@
 
 #include "protocol/timing_stats.h"
 #include "worker/config_buffers.h"
+#include "worker/graph_replay.h"
 
 namespace forgek::worker {
 namespace {
@@ -66,21 +67,14 @@ class Timer {
 };
 
 bool Timer::Capture(Timed& t, GpuError* err) {
-  const cuda::Driver& d = gpu_->d();
-  CUstream s = gpu_->stream();
-  if (!Ck(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED), "begin graph capture", err)) return false;
-  bool ok = true;
-  for (int i = 0; i < reps_ && ok; ++i) ok = t.kernel->Enqueue(i % copies_, err);
-  CUgraph graph = nullptr;
-  CUresult end = d.cuStreamEndCapture(s, &graph);
-  if (!ok) {
-    if (graph) d.cuGraphDestroy(graph);
-    return false;
-  }
-  if (!Ck(end, "end graph capture", err)) return false;
-  CUresult inst = d.cuGraphInstantiateWithFlags(&t.graph, graph, 0);
-  d.cuGraphDestroy(graph);
-  return Ck(inst, "instantiate graph", err);
+  return CaptureGraph(
+      *gpu_,
+      [&](GpuError* e) {
+        for (int i = 0; i < reps_; ++i)
+          if (!t.kernel->Enqueue(i % copies_, e)) return false;
+        return true;
+      },
+      &t.graph, err);
 }
 
 bool Timer::EnqueueSample(Timed& t, int round, GpuError* err) {
@@ -164,8 +158,7 @@ bool Timer::Run(BoundKernel* cand, BoundKernel* inc, EvaluateReply* reply, GpuEr
   for (TensorBuffers& b : buf_->tensors()) has_inout |= b.spec.role == TensorRole::inout;
   if (est_us < policy_.graph_below_us) {
     // Each replay launches over the copies in turn; with inouts, each copy exactly once.
-    reps_ = has_inout ? copies_
-                      : std::clamp(static_cast<int>(policy_.graph_target_us / std::max(est_us, 0.5)), copies_, 1000);
+    reps_ = has_inout ? copies_ : LaunchesPerGraph(policy_, est_us, copies_);
     for (Timed* t : kernels)
       if (!Capture(*t, err)) return false;
   }
