@@ -112,6 +112,11 @@ STEPS=(
   # The LLM agent evolving softmax against a scripted model (scripts/scripted_model.py: no network,
   # python3 standard library only), from an empty store: the summary shows the lineage and costs.
   "llm-softmax-scripted|rm -f $out/llm.db*; (python3 scripts/scripted_model.py --port ${LLM_PORT:-8765} >$out/scripted-model.log 2>&1 & echo \$! >$out/scripted-model.pid); sleep 1; OPENAI_API_KEY=dummy timeout 300 $bin/forgek --store $PWD/$out/llm.db run --op softmax_fp32 --agent llm --model scripted --base-url http://127.0.0.1:${LLM_PORT:-8765}/v1 --iterations ${LLM_ITERATIONS:-16} --batch 1 --seed 1; rc=\$?; kill \$(cat $out/scripted-model.pid); exit \$rc"
+  # A gemm_bf16 dispatch (docs/seal-format.md): two runs from an empty store of its own, then every
+  # seal verified (fallback on every config, each kernel on 3 shapes outside the suite) and exported.
+  "gemm-dispatch|rm -f $out/dispatch.db*; for r in 1 2; do timeout 300 $bin/forgek --store $PWD/$out/dispatch.db --json run --op gemm_bf16 --time ${DISPATCH_TIME:-120} --seed \$r >$out/dispatch-run\$r.json || exit 1; python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s[\"seal_reason\"]); [print(\" \", d[\"config\"], \"->\", d[\"kernel\"], \"|\", d[\"reason\"]) for d in s[\"dispatch\"]]; [print(\" \", l) for l in s[\"outside_shapes\"]]' $out/dispatch-run\$r.json; done; verify_seals $PWD/$out/dispatch.db export-dispatch"
+  # knowledge import of an export whose decisions rest on attempts alone: none survives without evidence.
+  "import-seed|rm -f $out/import.db*; $bin/forgek --store $PWD/$out/import.db knowledge import tests/fuzz/corpus/knowledge_import/small_export.json && $bin/forgek --store $PWD/$out/import.db knowledge list"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"

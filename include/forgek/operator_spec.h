@@ -53,6 +53,14 @@ struct ConfigSpec {
   Bindings values;  // every param of the operator
 };
 
+// The sizes a kernel of this operator must accept for one param (operator.json "ranges"): every
+// multiple of `multiple_of` in [min, max]. Shapes outside the suite are drawn from them.
+struct ParamRange {
+  int64_t min = 1;
+  int64_t max = 1;
+  int64_t multiple_of = 1;
+};
+
 struct Tolerance {
   double rel_l2 = 0;
   double max_abs = 0;
@@ -78,6 +86,7 @@ struct OperatorSpec {
   std::string description;
   std::vector<std::string> params;
   std::vector<ConfigSpec> configs;
+  std::map<std::string, ParamRange> ranges;  // optional; params without one keep a suite config's value
   std::vector<TensorSpec> tensors;
   std::vector<ScalarSpec> scalars;
   std::string flops;  // expression

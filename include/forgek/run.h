@@ -132,6 +132,9 @@ struct RunSummary {
   std::string sealed_kernel;          // "tiled.cu TILE=8,UNROLL=2"; a dispatch: its kernels per config in `dispatch`
   std::vector<std::string> sealed_mechanisms;  // the mechanisms the sealed kernel(s) claim
   std::string seal_reason;    // why it was sealed, or why not
+  // Per kernel a seal would serve, its correctness on shapes outside the suite (operator.json
+  // "ranges"), one line each: "attempt 7 (...): correct on 3 shapes outside the suite (M=...)".
+  std::vector<std::string> outside_shapes;
   double wall_s = 0;  // the whole run, its end (confirmation, analysis of the best, ablations) included
   double candidates_per_minute = 0;
   std::vector<RunStage> stages;  // in the order they ran

@@ -23,7 +23,7 @@ namespace {
 
 const std::vector<std::string> kTopLevelFields = {
     "name",   "aliases", "category", "description", "params", "configs",   "tensors", "scalars",
-    "flops",  "bytes",   "tolerance", "golden",     "reference", "seed",    "families"};
+    "flops",  "bytes",   "tolerance", "golden",     "reference", "seed",    "families", "ranges"};
 
 const std::vector<std::string> kCategories = {
     "gemm",      "gemv",        "attention", "norm",   "softmax",   "reduction", "scan",      "sort", "histogram",
@@ -50,6 +50,7 @@ class OperatorLoader {
     r_.UnknownMembers(root, "", kTopLevelFields);
     ReadIdentity(root);
     ReadParamsAndConfigs(root);
+    ReadRanges(root);
     ReadTensors(root);
     ReadScalars(root);
     CheckNamesDistinct();
@@ -154,6 +155,62 @@ class OperatorLoader {
       if (ok && params_ok_) valid_configs_.push_back(s_.configs.size());
       s_.configs.push_back(std::move(config));
     }
+  }
+
+  // "ranges": {"M": {"min": 1, "max": 8192, "multiple_of": 8}, ...}: which sizes a kernel of this
+  // operator must accept, per param (docs/operator-format.md). Shapes outside the suite come from them.
+  void ReadRanges(const Json& root) {
+    const Json* ranges = r_.Member(root, "", "ranges", false);
+    if (!ranges) return;
+    if (!ranges->is_object()) {
+      r_.Error("ranges", "expected an object of param ranges {\"M\": {\"min\": 1, \"max\": 8192}}, got " +
+                             JsonTypeName(*ranges));
+      return;
+    }
+    for (auto it = ranges->begin(); it != ranges->end(); ++it) {
+      const std::string path = JsonPathKey("ranges", it.key());
+      if (params_ok_ && std::find(s_.params.begin(), s_.params.end(), it.key()) == s_.params.end()) {
+        r_.KeyError(path, "'" + it.key() + "' is not a declared param" + DidYouMean(it.key(), s_.params) +
+                              "; params are " + JoinNames(s_.params));
+        continue;
+      }
+      const Json& r = it.value();
+      if (!r.is_object()) {
+        r_.Error(path, "expected {\"min\": ..., \"max\": ..., \"multiple_of\": ...}, got " + JsonTypeName(r));
+        continue;
+      }
+      r_.UnknownMembers(r, path, {"min", "max", "multiple_of"});
+      ParamRange range;
+      bool ok = true;
+      for (auto [key, field] : {std::pair{"min", &range.min}, {"max", &range.max}, {"multiple_of", &range.multiple_of}}) {
+        const Json* v = r_.Member(r, path, key, std::string(key) != "multiple_of");
+        if (!v) {
+          ok = ok && std::string(key) == "multiple_of";
+          continue;
+        }
+        if (!r_.Integer(*v, JsonPathKey(path, key), field)) ok = false;
+      }
+      if (!ok) continue;
+      if (range.min < 1) r_.Error(JsonPathKey(path, "min"), "must be at least 1, got " + std::to_string(range.min));
+      else if (range.max < range.min)
+        r_.Error(JsonPathKey(path, "max"), "is below min (" + std::to_string(range.max) + " < " +
+                                               std::to_string(range.min) + ")");
+      else if (range.multiple_of < 1)
+        r_.Error(JsonPathKey(path, "multiple_of"), "must be at least 1, got " + std::to_string(range.multiple_of));
+      else if (range.max / range.multiple_of * range.multiple_of < range.min)
+        r_.Error(path, "holds no multiple of " + std::to_string(range.multiple_of) + " between " +
+                           std::to_string(range.min) + " and " + std::to_string(range.max));
+      else
+        s_.ranges[it.key()] = range;
+    }
+    // The suite's own shapes are shapes a kernel must accept: a range that excludes one is a typo.
+    for (size_t ci : valid_configs_)
+      for (const auto& [param, range] : s_.ranges) {
+        const int64_t v = s_.configs[ci].values.at(param);
+        if (v < range.min || v > range.max || v % range.multiple_of != 0)
+          r_.Error(JsonPathKey("ranges", param), "excludes " + param + "=" + std::to_string(v) + " of config '" +
+                                                     s_.configs[ci].name + "'");
+      }
   }
 
   // Checks an expression over the operator's params: it parses, names only params, and evaluates to

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/outside_shapes.h"
 #include "forgek/device_library.h"
 #include "forgek/dispatch.h"
 #include "forgek/hash.h"
@@ -174,8 +175,7 @@ bool RunState::Begin(std::string* err) {
   } else if (!PrepareExpertReference(op_, opts_.arch, *services_.compiler, &expert_, err)) {
     return false;
   }
-  for (const std::string& config : incumbent_.reference_configs)
-    incumbent_.per_config[config].kernel = expert_.kernel;
+  ServeOutsideTable(op_, expert_.kernel, &incumbent_);
   if (services_.evaluator && !opts_.compile_only &&
       !PrepareGolden(op_, opts_.arch, *services_.compiler, &golden_, err))
     return false;
@@ -766,6 +766,8 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
     *why = verdict.reason;
     return true;
   }
+  // A seal serves every shape its kernel accepts: it must be right beyond the suite too.
+  if (!CheckOutsideSuite({{KernelText(winner), &winner.kernel}}, why)) return true;
   nlohmann::json metadata = {{"family", winner.proposal.family},
                              {"mechanisms", winner.proposal.candidate.manifest.mechanisms},
                              {"rationale", winner.proposal.rationale}};
@@ -903,7 +905,8 @@ std::string RunState::KernelText(const Best& m) const {
          (m.proposal.family.empty() ? std::string("free-form") : m.proposal.family) + " " + params + ")";
 }
 
-nlohmann::json RunState::DispatchMetadata(const Dispatch& d, std::map<std::string, int>* kernel_of_config) const {
+nlohmann::json RunState::DispatchMetadata(const Dispatch& d, bool fallback_reference,
+                                          std::map<std::string, int>* kernel_of_config) const {
   nlohmann::json kernels = nlohmann::json::array();
   std::map<std::string, int> index;  // "candidate\nparams" or "reference" -> entry
   auto entry = [&](const std::string& key, nlohmann::json value) {
@@ -923,9 +926,14 @@ nlohmann::json RunState::DispatchMetadata(const Dispatch& d, std::map<std::strin
                                              {"family", family},
                                              {"label", label}});
   };
-  // The kernel the incumbent runs on `config` ("" for shapes outside its table), as an entry.
+  // The kernel the incumbent runs on `config` ("": its fallback, for shapes outside its table).
   auto incumbent_entry = [&](const std::string& config) {
     if (incumbent_.seal_id.empty() || incumbent_.reference_configs.count(config)) return reference();
+    if (config.empty() && incumbent_.fallback_reference) return reference();
+    if (config.empty() && incumbent_.fallback) {
+      const DispatchKernel& f = *incumbent_.fallback;
+      return candidate(f.candidate_hash, f.params_json, f.cubin_sha256, f.family, "from " + incumbent_.label);
+    }
     auto it = incumbent_.per_config.find(config);
     if (it != incumbent_.per_config.end())
       return candidate(it->second.candidate_hash, it->second.params_json, it->second.cubin_sha256, it->second.family,
@@ -944,7 +952,7 @@ nlohmann::json RunState::DispatchMetadata(const Dispatch& d, std::map<std::strin
     (*kernel_of_config)[c.config] = k;
     table.push_back({{"config", c.config}, {"kernel", k}, {"why", c.reason}});
   }
-  int fallback = d.fallback >= 0 ? measured_entry(d.fallback) : incumbent_entry("");
+  int fallback = fallback_reference ? reference() : d.fallback >= 0 ? measured_entry(d.fallback) : incumbent_entry("");
   return {{"kernels", kernels}, {"table", table}, {"fallback", fallback}, {"fallback_why", d.fallback_reason}};
 }
 
@@ -992,10 +1000,47 @@ bool RunState::SealDispatch(std::string* err) {
     reason += "; the dispatch did not hold on confirmation: " + verdict.reason;
     return true;
   }
+  // Every kernel the seal can serve is checked before it is sealed. The fallback serves shapes
+  // outside the table: it is measured on every config against the expert reference and checked on
+  // shapes outside the suite, and the expert reference takes its place where either fails.
+  const int measured = static_cast<int>(measured_.size());
+  const KernelUnderTest* fallback_kernel = nullptr;  // null: the expert reference
+  std::string fallback_label;
+  if (d.fallback >= 0 && d.fallback < measured) {
+    fallback_kernel = &measured_[d.fallback].kernel;
+    fallback_label = KernelText(d.fallback);
+  } else if (d.fallback < 0 && !incumbent_.seal_id.empty()) {
+    fallback_kernel = incumbent_.FallbackKernel();
+    fallback_label = "the fallback of " + incumbent_.label;
+  }
+  std::string why;
+  if (fallback_kernel && (!FallbackHolds(*fallback_kernel, &why) ||
+                          !CheckOutsideSuite({{fallback_label + " (the fallback)", fallback_kernel}}, &why))) {
+    d.fallback_reason = fallback_label + " " + why + ": the expert reference serves shapes outside the table";
+    fallback_kernel = nullptr;
+    if (d.fallback >= 0) d.fallback = -1;
+    summary_->dispatch.back() = {"(other shapes)", "expert reference (" + expert_.label + ")", d.fallback_reason, {}};
+  }
+  const bool fallback_reference = fallback_kernel == nullptr;
+  // Each other kernel serving a config is checked on shapes outside the suite as well (a seal's
+  // kernels are exported for use beyond it): one wrong there stops the dispatch.
+  std::vector<std::pair<std::string, const KernelUnderTest*>> table_kernels;
+  std::set<std::string> listed;  // by cubin: a kernel serving several configs is checked once
+  if (fallback_kernel) listed.insert(fallback_kernel->cubin);
+  for (const DispatchChoice& c : d.configs) {
+    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
+    if (k->library.empty() && listed.insert(k->cubin).second)
+      table_kernels.push_back({c.candidate < 0 ? "the kernel of " + c.config + " from " + incumbent_.label
+                                               : KernelText(c.candidate),
+                               k});
+  }
+  if (!CheckOutsideSuite(table_kernels, &why)) {
+    reason += "; the dispatch is not sealed: " + why;
+    return true;
+  }
   // The seal's own kernel (what a reader that knows no dispatch runs): the fallback when it is a
   // candidate of this run, else this run's candidate serving the most configs, else (the expert
   // and the sealed incumbent share the table) the incumbent's own kernel.
-  const int measured = static_cast<int>(measured_.size());
   std::optional<Best> incumbent_kernel;  // built only when no candidate of this run serves
   const Best* primary = d.fallback >= 0 && d.fallback < measured ? &measured_[d.fallback] : nullptr;
   if (!primary) {
@@ -1009,7 +1054,7 @@ bool RunState::SealDispatch(std::string* err) {
   }
   if (!primary) primary = &incumbent_kernel.emplace(IncumbentAsBest());
   std::map<std::string, int> kernel_of_config;
-  nlohmann::json dispatch = DispatchMetadata(d, &kernel_of_config);
+  nlohmann::json dispatch = DispatchMetadata(d, fallback_reference, &kernel_of_config);
   std::vector<std::string> mechanisms;
   for (int k : d.Kernels())
     for (const std::string& m : DispatchKernelFor(k, "")->manifest.mechanisms)
@@ -1019,12 +1064,65 @@ bool RunState::SealDispatch(std::string* err) {
                              {"rationale", "dispatch: per config, the fastest kernel the run measured there"},
                              {"dispatch", dispatch}};
   if (!WriteSeal(*primary, confirmation, verdict, std::move(metadata), kernel_of_config, err)) return false;
-  reason = "sealed a dispatch of " + std::to_string(d.Kernels().size()) + " kernels: " + verdict.reason;
+  std::set<std::string> serving;  // the distinct kernels of the table, a library call counted once
+  for (const DispatchChoice& c : d.configs) {
+    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
+    serving.insert(k->library.empty() ? k->cubin : "library " + k->library);
+  }
+  reason = "sealed a dispatch of " + std::to_string(serving.size()) + " kernels: " + verdict.reason;
   int expert_configs = 0;
   for (const DispatchChoice& c : d.configs) expert_configs += c.candidate == ExpertCandidate();
   if (expert_configs > 0)
     reason += "; the expert reference serves " + std::to_string(expert_configs) + " config" +
               (expert_configs > 1 ? "s" : "") + ", where it measured faster than " + incumbent_.label;
+  return true;
+}
+
+bool RunState::FallbackHolds(const KernelUnderTest& kernel, std::string* why) {
+  EvalRequest req;
+  req.op = &op_;
+  req.golden = golden_;
+  req.candidate = kernel;
+  req.incumbent = expert_.kernel;
+  req.configs = ConfigNames();
+  req.seeds = opts_.seeds + 1;
+  req.deadline_s = opts_.deadline_s;
+  EvalResult r = services_.evaluator->Evaluate(req);
+  if (!Timed(r.outcome)) {
+    *why = std::string("failed on the suite against the expert reference (") + OutcomeName(r.outcome) +
+           (r.detail.empty() ? "" : ": " + r.detail) + ")";
+    return false;
+  }
+  for (const ConfigResult& c : r.configs) {
+    TimeComparison t = CompareConfig(c, opts_.min_gain);
+    if (t.timed && t.direction == Direction::slower) {
+      *why = "is slower than the expert reference on " + c.config + " (" + Fmt3(t.speedup) + "x, " +
+             DirectionWords(t.direction) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool RunState::CheckOutsideSuite(const std::vector<std::pair<std::string, const KernelUnderTest*>>& kernels,
+                                 std::string* why) {
+  if (op_.ranges.empty()) {
+    const std::string none = "shapes outside the suite: none checked (operator.json declares no \"ranges\")";
+    if (std::find(summary_->outside_shapes.begin(), summary_->outside_shapes.end(), none) ==
+        summary_->outside_shapes.end())
+      summary_->outside_shapes.push_back(none);
+    return true;
+  }
+  const uint64_t seed = std::hash<std::string>{}(run_id_);
+  for (const auto& [label, kernel] : kernels) {
+    if (!kernel->library.empty()) continue;  // a library call takes every shape the operator allows
+    OutsideCheck c = CheckOutsideShapes(*services_.evaluator, op_, golden_, label, *kernel, 3, seed, opts_.deadline_s);
+    summary_->outside_shapes.push_back(OutsideCheckText(c));
+    if (!c.ok) {
+      *why = OutsideCheckText(c);
+      return false;
+    }
+  }
   return true;
 }
 

@@ -84,8 +84,6 @@ class RunState {
   // When no single kernel sealed: assembles the dispatch of the candidates measured (per config the
   // fastest beyond noise, else the incumbent), says per config why, confirms and seals it.
   bool SealDispatch(std::string* err);
-  // The dispatch table of a seal's metadata (docs/seal-format.md) and each config's kernel entry.
-  nlohmann::json DispatchMetadata(const Dispatch& d, std::map<std::string, int>* kernel_of_config) const;
   // The run's measured candidates, then, when the incumbent is a seal, the expert reference as one
   // more candidate (its Begin measurement against the seal, inverted): a dispatch may hand a config
   // back to the expert wherever it is the fastest.
@@ -113,6 +111,16 @@ class RunState {
   // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
   bool ConfirmAndSeal(const Best& winner, EvalResult* confirmation, bool* sealed, std::string* why,
                       std::string* err);
+  // Each kernel checked for correctness on shapes outside the suite (operator.json "ranges"), each
+  // result a line of the summary: false with the first failure in *why.
+  bool CheckOutsideSuite(const std::vector<std::pair<std::string, const KernelUnderTest*>>& kernels,
+                         std::string* why);
+  // A dispatch's fallback measured on every config against the expert reference: it may serve
+  // shapes outside the table only where it is correct everywhere and slower than the expert nowhere.
+  bool FallbackHolds(const KernelUnderTest& kernel, std::string* why);
+  // The dispatch's kernels as seal metadata; `fallback_reference`: the expert serves other shapes.
+  nlohmann::json DispatchMetadata(const Dispatch& d, bool fallback_reference,
+                                  std::map<std::string, int>* kernel_of_config) const;
   void KeepWinner(Best candidate);
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);

@@ -97,6 +97,7 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
     for (const DegradedStage& d : s.degraded) out += "  " + d.stage + ": " + d.reason + "\n";
   }
   out += (s.seal_id.empty() ? s.seal_reason : "seal " + s.seal_id + " (" + s.seal_reason + ")") + "\n";
+  for (const std::string& line : s.outside_shapes) out += "  " + line + "\n";
   return out;
 }
 
@@ -161,6 +162,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"sealed_candidate", s.sealed_candidate_hash.empty() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(s.sealed_candidate_hash)},
                       {"seal_reason", s.seal_reason},
+                      {"outside_shapes", s.outside_shapes},
                       {"sealed_kernel", s.sealed_kernel},
                       {"sealed_mechanisms", s.sealed_mechanisms},
                       {"wall_s", s.wall_s},

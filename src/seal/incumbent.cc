@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/outside_shapes.h"
 #include "forgek/hash.h"
 #include "forgek/params.h"
 #include "forgek/store.h"
@@ -95,8 +96,10 @@ struct DispatchEntry {
 
 // A seal's dispatch table (metadata.dispatch, docs/seal-format.md), read but not yet loaded.
 struct DispatchTable {
+  bool present = false;  // the seal has a table
   std::vector<DispatchEntry> kernels;
   std::vector<std::pair<std::string, size_t>> rows;  // config -> index into kernels
+  int fallback = -1;  // index into kernels; -1: none named (a table written before fallbacks were read)
 };
 
 std::string DispatchWhere(const SealRecord& seal) { return "seal " + seal.id + " metadata dispatch"; }
@@ -109,6 +112,7 @@ bool ReadDispatchTable(const SealRecord& seal, DispatchTable* table, std::string
   if (!meta.is_object() || !meta.contains("dispatch")) return true;
   const std::string where = DispatchWhere(seal);
   const nlohmann::json& d = meta["dispatch"];
+  table->present = true;
   if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
       !d["table"].is_array()) {
     *err = where + ": expected an object with arrays \"kernels\" and \"table\"";
@@ -153,6 +157,14 @@ bool ReadDispatchTable(const SealRecord& seal, DispatchTable* table, std::string
     }
     table->rows.emplace_back(row["config"].get<std::string>(), row["kernel"].get<size_t>());
   }
+  if (d.contains("fallback")) {
+    const nlohmann::json& f = d["fallback"];
+    if (!f.is_number_unsigned() || f.get<size_t>() >= kernels.size()) {
+      *err = where + ".fallback: needs an index into kernels";
+      return false;
+    }
+    table->fallback = static_cast<int>(f.get<size_t>());
+  }
   return true;
 }
 
@@ -172,10 +184,12 @@ bool FindMissingCandidate(const DispatchTable& table, Store& store, size_t* miss
 
 // Compiles the kernels of a table whose candidates the store holds.
 bool CompileDispatchTable(const SealRecord& seal, const DispatchTable& table, const std::string& arch, Store& store,
-                          Compiler& compiler, std::map<std::string, DispatchKernel>* per_config,
-                          std::set<std::string>* reference_configs, std::string* err) {
-  per_config->clear();
-  reference_configs->clear();
+                          Compiler& compiler, Incumbent* inc, std::string* err) {
+  inc->per_config.clear();
+  inc->reference_configs.clear();
+  inc->fallback.reset();
+  inc->fallback_reference = false;
+  inc->dispatch = table.present;
   std::vector<DispatchKernel> compiled(table.kernels.size());
   for (size_t i = 0; i < table.kernels.size(); ++i) {
     const DispatchEntry& e = table.kernels[i];
@@ -213,9 +227,15 @@ bool CompileDispatchTable(const SealRecord& seal, const DispatchTable& table, co
   }
   for (const auto& [config, k] : table.rows) {
     if (table.kernels[k].reference)
-      reference_configs->insert(config);
+      inc->reference_configs.insert(config);
     else
-      (*per_config)[config] = compiled[k];
+      inc->per_config[config] = compiled[k];
+  }
+  if (table.fallback >= 0) {
+    if (table.kernels[table.fallback].reference)
+      inc->fallback_reference = true;
+    else
+      inc->fallback = compiled[table.fallback];
   }
   return true;
 }
@@ -227,13 +247,31 @@ std::string ForgetHint(const SealRecord& seal) {
 }  // namespace
 
 bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
-                         std::map<std::string, DispatchKernel>* per_config, std::set<std::string>* reference_configs,
-                         std::string* err) {
-  per_config->clear();
-  reference_configs->clear();
+                         Incumbent* inc, std::string* err) {
   DispatchTable table;
-  return ReadDispatchTable(seal, &table, err) &&
-         CompileDispatchTable(seal, table, arch, store, compiler, per_config, reference_configs, err);
+  return ReadDispatchTable(seal, &table, err) && CompileDispatchTable(seal, table, arch, store, compiler, inc, err);
+}
+
+void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, Incumbent* inc) {
+  if (!inc->dispatch) return;
+  for (const std::string& config : inc->reference_configs) inc->per_config[config].kernel = expert;
+  for (const ConfigSpec& c : op.configs) {
+    if (inc->per_config.count(c.name)) continue;
+    const KernelUnderTest* fallback = inc->FallbackKernel();
+    if (fallback && KernelAcceptsShape(op, *fallback, c.values)) {
+      DispatchKernel k = inc->fallback ? *inc->fallback : DispatchKernel{};
+      if (!inc->fallback) {
+        k.kernel = inc->kernel;
+        k.candidate_hash = inc->candidate_hash;
+        k.params_json = inc->params_json;
+        k.cubin_sha256 = inc->cubin_sha256;
+      }
+      inc->per_config[c.name] = std::move(k);
+    } else {
+      inc->per_config[c.name].kernel = expert;
+      inc->reference_configs.insert(c.name);
+    }
+  }
 }
 
 bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store, Compiler& compiler,
@@ -295,15 +333,14 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       if (!seal.cubin_sha256.empty() && Sha256Hex(result.cubin) != seal.cubin_sha256)
         spdlog::warn("seal {}: the recompiled cubin differs from the sealed one (toolchain changed since {})",
                      seal.id.substr(0, 12), seal.toolchain);
-      if (!CompileDispatchTable(seal, table, arch, *store, compiler, &inc.per_config, &inc.reference_configs, err))
-        return false;
+      if (!CompileDispatchTable(seal, table, arch, *store, compiler, &inc, err)) return false;
       inc.has_source = true;
       inc.candidate_hash = seal.candidate_hash;
       inc.params_json = seal.params_json;
       inc.cubin_sha256 = seal.cubin_sha256;
       inc.seal_id = seal.id;
       inc.label = "seal " + seal.id.substr(0, 12);
-      if (!inc.per_config.empty() || !inc.reference_configs.empty()) inc.label += " (dispatch)";
+      if (inc.dispatch) inc.label += " (dispatch)";
       inc.skipped_seals = std::move(skipped);
       *out = std::move(inc);
       return true;

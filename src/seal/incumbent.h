@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,9 +35,13 @@ struct Incumbent {
   // A sealed incumbent's kernel as the store names it (what a dispatch seal's table copies).
   std::string candidate_hash, params_json = "{}", cubin_sha256;
   // A dispatch seal: the kernel serving each config of its table (empty: `kernel` serves all).
-  // Configs outside the table are served by `kernel`.
+  // Configs outside the table follow the one rule (ServeOutsideTable): the fallback where it
+  // accepts the shape, else the expert reference.
   std::map<std::string, DispatchKernel> per_config;
   std::set<std::string> reference_configs;  // configs a dispatch seal leaves to the expert reference
+  bool dispatch = false;                     // the seal has a dispatch table
+  bool fallback_reference = false;           // its fallback is the expert reference
+  std::optional<DispatchKernel> fallback;    // its fallback when that is a kernel (none: `kernel`)
   // Newer seals passed over because they cannot be loaded (the store lacks their candidate or a
   // candidate of their dispatch table, or that table cannot be read), one line each (for the run's
   // degraded notes).
@@ -45,14 +50,27 @@ struct Incumbent {
     auto it = per_config.find(config);
     return it == per_config.end() ? kernel : it->second.kernel;
   }
+  // The kernel a dispatch seal serves shapes outside its table with, before a shape is known: the
+  // fallback kernel, or `kernel` for a single-kernel seal (null: the expert reference).
+  const KernelUnderTest* FallbackKernel() const {
+    if (fallback_reference) return nullptr;
+    return fallback ? &fallback->kernel : &kernel;
+  }
 };
 
-// The dispatch table of a seal's metadata ({"dispatch": {...}}, docs/seal-format.md), compiled:
-// false with `err` when the metadata names a kernel the store lacks or that no longer compiles.
-// A seal without a dispatch table leaves `per_config` empty.
+// The one rule of a dispatch seal for a shape its table does not name (forgek's runs, `seal
+// verify` and an export's reader alike, docs/seal-format.md): its fallback kernel where that
+// accepts the shape, else the expert reference. Fills inc->per_config for every config of `op`
+// outside the table (the expert's kernel where it serves, those configs also in reference_configs,
+// as are the table's own reference rows); a seal without a table is left as it is.
+void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, Incumbent* inc);
+
+// The dispatch table of a seal's metadata ({"dispatch": {...}}, docs/seal-format.md), compiled into
+// inc's per_config, reference_configs, dispatch, fallback and fallback_reference: false with `err`
+// when the metadata names a kernel the store lacks or that no longer compiles. A seal without a
+// dispatch table leaves them empty.
 bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
-                         std::map<std::string, DispatchKernel>* per_config, std::set<std::string>* reference_configs,
-                         std::string* err);
+                         Incumbent* inc, std::string* err);
 
 // Compiles `c` with `params` into a runnable kernel; on a compile error returns false with the
 // compiler's actionable summary in `feedback`.

@@ -199,7 +199,10 @@ bool ExportDispatch(Store& store, const SealRecord& seal, const nlohmann::json& 
                         {"operator", op.name},
                         {"kernels", kernels},
                         {"table", table},
-                        {"fallback", d.value("fallback", -1)}};
+                        {"fallback", d.value("fallback", -1)},
+                        {"rule", "a shape is served by the table row whose values equal it; else by the fallback "
+                                 "where that kernel accepts the shape (every `constraints` expression of its "
+                                 "kernel.cu manifest holds with the sealed params); else by the expert reference"}};
   return WriteText(tmp / "dispatch.json", out.dump(2) + "\n", err);
 }
 
@@ -209,13 +212,20 @@ const char* kDispatchReadme = R"(
 This seal is a dispatch: `dispatch.json` names, per config (its `values`), the kernel that serves
 it: `kernels/K/` (its own `kernel.cubin`, `launch.json`, `kernel.cu`), or `"reference"` (the
 operator's expert reference: call the library or kernel you compared against). Shapes outside the
-table go to `fallback`. The top-level `kernel.cubin` is the seal's own kernel (the fallback when it
-is a kernel, else the one serving the most configs), for readers that know no dispatch.
+table go to `fallback` where that kernel accepts them (the `constraints` of its `kernel.cu`
+manifest hold for the shape with the sealed params), else to the reference: the same rule forgek
+and `forgek seal verify` follow (`rule` in dispatch.json). Every kernel here was checked correct
+on shapes outside the suite drawn within the operator's ranges before it was sealed. The
+top-level `kernel.cubin` is the seal's own kernel (the fallback when it is a kernel, else the one
+serving the most configs), for readers that know no dispatch.
 
 ```cpp
-// Pick the kernel for a shape: the table row whose values match, else the fallback.
-int k = dispatch["fallback"];
+// Pick the kernel for a shape: the table row whose values match, else the fallback where it
+// accepts the shape, else the reference.
+int k = -1;
 for (auto& row : dispatch["table"]) if (row["values"] == shape_values) k = row["kernel"];
+if (k < 0 && accepts(dispatch["kernels"][dispatch["fallback"]], shape_values)) k = dispatch["fallback"];
+if (k < 0) return call_reference(...);
 auto& entry = dispatch["kernels"][k];
 if (entry.contains("reference")) return call_reference(...);
 CUmodule mod;  cuModuleLoadData(&mod, read(entry["dir"] + "/kernel.cubin"));

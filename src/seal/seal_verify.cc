@@ -4,11 +4,13 @@
 
 #include <cstdio>
 #include <map>
+#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "forgek/dispatch.h"
+#include "forgek/outside_shapes.h"
 #include "forgek/params.h"
 #include "forgek/seal.h"
 #include "seal/incumbent.h"
@@ -49,12 +51,14 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
   if (!PrepareGolden(op, seal.arch, compiler, &req.golden, &err)) return fail(err);
   req.incumbent = expert.kernel;
   req.seeds = 3;
-  // A dispatch seal is verified config by config, each with the kernel its table names.
-  std::map<std::string, DispatchKernel> per_config;
-  std::set<std::string> reference_configs;
-  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &per_config, &reference_configs, &err)) return fail(err);
+  // A dispatch seal is verified config by config, each with the kernel the one rule serves it with
+  // (its table's row, else its fallback where that accepts the shape, else the expert reference).
+  Incumbent served;
+  served.kernel = req.candidate;
+  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &served, &err)) return fail(err);
+  ServeOutsideTable(op, expert.kernel, &served);
   EvalResult r;
-  if (per_config.empty() && reference_configs.empty()) {
+  if (!served.dispatch) {
     r = evaluator.Evaluate(req);
   } else {
     std::vector<EvalResult> parts;
@@ -62,19 +66,62 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
     for (const ConfigSpec& c : op.configs) {
       EvalRequest part = req;
       part.configs = {c.name};
-      auto it = per_config.find(c.name);
-      if (reference_configs.count(c.name)) part.candidate = expert.kernel;
-      else if (it != per_config.end()) part.candidate = it->second.kernel;
+      part.candidate = served.For(c.name);
       parts.push_back(evaluator.Evaluate(part));
       order.push_back(c.name);
     }
     r = MergeResults(parts, order);
   }
 
+  // Every kernel the seal can serve: a dispatch's fallback kernel is measured on every config
+  // against the expert (it serves shapes outside the table only where it is slower nowhere), and
+  // each kernel is checked on shapes outside the suite that it accepts.
+  std::vector<std::string> problems, lines;
+  std::vector<std::pair<std::string, const KernelUnderTest*>> kernels;
+  std::set<std::string> listed;  // by cubin
+  if (served.dispatch && served.fallback) {
+    EvalRequest all = req;
+    all.candidate = served.fallback->kernel;
+    EvalResult f = evaluator.Evaluate(all);
+    std::string why;
+    if (!OutcomeTimed(f.outcome)) {
+      why = std::string("fails (") + OutcomeName(f.outcome) + (f.detail.empty() ? "" : ": " + f.detail) + ")";
+    } else {
+      for (const ConfigResult& c : f.configs) {
+        TimeComparison t = CompareConfig(c);
+        if (c.correctness.ok && t.timed && t.direction == Direction::slower && why.empty())
+          why = "is slower than the expert reference on " + c.config;
+      }
+    }
+    lines.push_back("fallback: " + (why.empty() ? std::string("correct and slower nowhere on the suite") : why));
+    if (!why.empty()) problems.push_back("the fallback " + why);
+    kernels.push_back({"fallback", &served.fallback->kernel});
+    listed.insert(served.fallback->kernel.cubin);
+  }
+  if (!served.dispatch) kernels.push_back({"kernel", &req.candidate});
+  for (const ConfigSpec& c : op.configs) {
+    const KernelUnderTest& k = served.For(c.name);
+    if (served.dispatch && k.library.empty() && listed.insert(k.cubin).second)
+      kernels.push_back({"kernel of " + c.name, &k});
+  }
+  std::random_device entropy;
+  const uint64_t seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+  if (op.ranges.empty()) lines.push_back("shapes outside the suite: none checked (operator.json declares no \"ranges\")");
+  for (const auto& [label, kernel] : kernels) {
+    if (op.ranges.empty()) break;
+    OutsideCheck c = CheckOutsideShapes(evaluator, op, req.golden, label, *kernel, 3, seed, req.deadline_s);
+    lines.push_back(OutsideCheckText(c));
+    if (!c.ok) problems.push_back(OutsideCheckText(c));
+  }
+
   // The one rule (forgek/verdict.h): the seal holds while it is correct everywhere and slower than
   // the expert reference, measured interleaved now, on no config.
   std::vector<std::pair<std::string, double>> sealed(seal.config_us.begin(), seal.config_us.end());
   VerifyVerdict verdict = DecideVerify(r, op.configs.size(), sealed);
+  for (const std::string& p : problems) {
+    verdict.reason = verdict.holds ? p : verdict.reason + "; " + p;
+    verdict.holds = false;
+  }
   const bool regression = !verdict.holds;
   std::string text = regression ? verdict.reason + "\n" : "";
   nlohmann::json configs = nlohmann::json::array();
@@ -91,11 +138,13 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
                        {"speedup_vs_expert", c.vs_expert.speedup}, {"noise", c.vs_expert.noise},
                        {"slower", slower}});
   }
+  for (const std::string& line : lines) text += line + "\n";
   v.status = regression ? SealVerification::Status::regression : SealVerification::Status::holds;
   v.text = "seal " + seal.id.substr(0, 12) + " (" + op.name + ") on " + evaluator.DeviceName() + ": " +
            (regression ? "REGRESSION" : "holds") + "\n" + text;
   v.json = nlohmann::json{{"seal", seal.id}, {"ok", !regression}, {"device", evaluator.DeviceName()},
-                          {"outcome", OutcomeName(r.outcome)}, {"reason", verdict.reason}, {"configs", configs}}
+                          {"outcome", OutcomeName(r.outcome)}, {"reason", verdict.reason}, {"configs", configs},
+                          {"beyond_suite", lines}}
                .dump();
   return v;
 }

@@ -99,6 +99,17 @@ TEST(OperatorSpec, LoadsTheValidFixture) {
   EXPECT_EQ(shape, (std::vector<int64_t>{1000}));
 }
 
+TEST(OperatorSpec, RangesLoadWithMultipleOfOneByDefault) {
+  Loaded r = LoadEdited([](Json& j) {
+    j["ranges"] = {{"N", {{"min", 1}, {"max", 1 << 24}}}};
+  });
+  ASSERT_TRUE(r.ok) << r.Report();
+  ASSERT_EQ(r.spec.ranges.count("N"), 1u);
+  EXPECT_EQ(r.spec.ranges.at("N").min, 1);
+  EXPECT_EQ(r.spec.ranges.at("N").max, 1 << 24);
+  EXPECT_EQ(r.spec.ranges.at("N").multiple_of, 1);
+}
+
 TEST(OperatorSpec, BrokenFixturesNameFileFieldAndLine) {
   struct Case {
     const char* dir;
@@ -190,6 +201,20 @@ TEST(OperatorSpec, EveryFieldIsChecked) {
       {"config value not integer", [](Json& j) { j["configs"][0]["values"]["N"] = 10.5; }, "configs[0].values.N",
        "expected an integer"},
       {"duplicate config", [](Json& j) { j["configs"][1]["name"] = "small"; }, "configs[1].name", "twice"},
+      {"ranges not an object", [](Json& j) { j["ranges"] = Json::array(); }, "ranges", "expected an object"},
+      {"range of an unknown param", [](Json& j) { j["ranges"] = {{"Q", {{"min", 1}, {"max", 2}}}}; }, "ranges.Q",
+       "not a declared param"},
+      {"range without max", [](Json& j) { j["ranges"] = {{"N", {{"min", 1}}}}; }, "ranges.N.max", "missing"},
+      {"range below 1", [](Json& j) { j["ranges"] = {{"N", {{"min", 0}, {"max", 1 << 22}}}}; }, "ranges.N.min",
+       "at least 1"},
+      {"range upside down", [](Json& j) { j["ranges"] = {{"N", {{"min", 9}, {"max", 2}}}}; }, "ranges.N.max",
+       "below min"},
+      {"range with no multiple", [](Json& j) { j["ranges"] = {{"N", {{"min", 5}, {"max", 7}, {"multiple_of", 8}}}}; },
+       "ranges.N", "holds no multiple of 8"},
+      {"range excludes a config", [](Json& j) { j["ranges"] = {{"N", {{"min", 1}, {"max", 2}}}}; }, "ranges.N",
+       "excludes N="},
+      {"range with an unknown field", [](Json& j) { j["ranges"] = {{"N", {{"min", 1}, {"max", 1 << 24}, {"step", 2}}}}; },
+       "ranges.N.step", "unknown"},
       {"duplicate tensor", [](Json& j) { j["tensors"][1]["name"] = "x"; }, "tensors[1].name", "already the name"},
       {"tensor named like a param", [](Json& j) { j["tensors"][1]["name"] = "N"; }, "tensors[1].name",
        "already the name of a param"},

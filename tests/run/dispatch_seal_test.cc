@@ -205,20 +205,34 @@ TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
   Compiler compiler(TestCompilerOptions(fx.dir));
   SealRecord seal;
   seal.id = "abc";
-  std::map<std::string, DispatchKernel> per_config;
-  std::set<std::string> reference_configs;
+  Incumbent inc;
   seal.metadata_json = R"({"dispatch": {"kernels": [{"candidate": "nohash", "params": {}}], "table": []}})";
-  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &inc, &err));
   EXPECT_EQ(err, "seal abc metadata dispatch.kernels[0]: candidate nohash is not in the store");
   seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 3}]}})";
-  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err));
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &inc, &err));
   EXPECT_NE(err.find("seal abc metadata dispatch.table[0]: needs"), std::string::npos) << err;
-  seal.metadata_json = R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 0}]}})";
-  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
-  EXPECT_EQ(reference_configs, (std::set<std::string>{"small"}));
+  seal.metadata_json =
+      R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 0}], "fallback": 1}})";
+  EXPECT_FALSE(LoadDispatchKernels(seal, "sm90", store, compiler, &inc, &err));
+  EXPECT_EQ(err, "seal abc metadata dispatch.fallback: needs an index into kernels");
+  seal.metadata_json =
+      R"({"dispatch": {"kernels": [{"reference": "r"}], "table": [{"config": "small", "kernel": 0}], "fallback": 0}})";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &inc, &err)) << err;
+  EXPECT_EQ(inc.reference_configs, (std::set<std::string>{"small"}));
+  EXPECT_TRUE(inc.dispatch && inc.fallback_reference);
+  // The one rule: "large" is outside the table and the fallback is the reference, so the expert
+  // serves it (before, the seal's own kernel did while dispatch.json named the reference).
+  KernelUnderTest expert;
+  expert.library = "scripted.reference";
+  inc.kernel.label = "own kernel";
+  ServeOutsideTable(fx.op, expert, &inc);
+  EXPECT_EQ(inc.For("large").library, "scripted.reference");
+  EXPECT_EQ(inc.reference_configs, (std::set<std::string>{"small", "large"}));
   seal.metadata_json = R"({"family": "x"})";
-  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &per_config, &reference_configs, &err)) << err;
-  EXPECT_TRUE(per_config.empty() && reference_configs.empty()) << "a seal of one kernel has no table";
+  ASSERT_TRUE(LoadDispatchKernels(seal, "sm90", store, compiler, &inc, &err)) << err;
+  EXPECT_TRUE(inc.per_config.empty() && inc.reference_configs.empty() && !inc.dispatch)
+      << "a seal of one kernel has no table";
 }
 
 TEST(DispatchSeal, ARunWithoutAWinnerSaysPerConfigWhy) {
