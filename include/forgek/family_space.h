@@ -13,11 +13,17 @@ namespace forgek {
 
 using Rng = std::mt19937_64;
 
-// A family's genes are its params; an instance is valid when every constraint holds under every
-// config of the operator (a seal must serve every config with one assignment).
+// Which instances a space holds: those whose constraints hold under every config of the operator
+// (what one kernel sealed alone needs: ablations and a model's proposals), or under at least one
+// (the builtin search: an instance that serves some configs measures there and can serve them in a
+// dispatch seal).
+enum class Coverage { every_config, some_config };
+
+// A family's genes are its params; an instance is valid when its params are in their domains and
+// its constraints hold under the configs its coverage asks for.
 class FamilySpace {
  public:
-  FamilySpace(const Candidate& family, const OperatorSpec& op);
+  FamilySpace(const Candidate& family, const OperatorSpec& op, Coverage coverage = Coverage::every_config);
 
   bool Valid(const ParamAssignment& params, std::string* why = nullptr) const;
 
@@ -44,6 +50,7 @@ class FamilySpace {
   ParamAssignment Draw(Rng& rng) const;
   const Candidate& family_;
   const OperatorSpec& op_;
+  Coverage coverage_;
 };
 
 }  // namespace forgek

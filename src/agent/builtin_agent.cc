@@ -82,7 +82,7 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
   std::vector<FamilySpace> spaces;
   std::map<std::string, int> family_index;
   for (size_t i = 0; i < ctx.families.size(); ++i) {
-    spaces.emplace_back(ctx.families[i], op);
+    spaces.emplace_back(ctx.families[i], op, Coverage::some_config);
     family_index[FamilyKey(op, ctx.families[i])] = static_cast<int>(i);
   }
 

@@ -12,7 +12,8 @@ constexpr uint64_t kEnumerateLimit = 4096;  // spaces up to this size are enumer
 
 }  // namespace
 
-FamilySpace::FamilySpace(const Candidate& family, const OperatorSpec& op) : family_(family), op_(op) {}
+FamilySpace::FamilySpace(const Candidate& family, const OperatorSpec& op, Coverage coverage)
+    : family_(family), op_(op), coverage_(coverage) {}
 
 bool FamilySpace::Valid(const ParamAssignment& params, std::string* why) const {
   for (const ParamSpec& p : family_.manifest.params) {
@@ -22,14 +23,17 @@ bool FamilySpace::Valid(const ParamAssignment& params, std::string* why) const {
       return false;
     }
   }
+  std::string first_failure;
   for (const ConfigSpec& config : op_.configs) {
     std::string reason;
-    if (!ConstraintsHold(family_.manifest, params, config.values, &reason)) {
-      if (why) *why = "config " + config.name + ": " + reason;
-      return false;
-    }
+    const bool holds = ConstraintsHold(family_.manifest, params, config.values, &reason);
+    if (holds && coverage_ == Coverage::some_config) return true;
+    if (!holds && first_failure.empty()) first_failure = "config " + config.name + ": " + reason;
+    if (!holds && coverage_ == Coverage::every_config) break;
   }
-  return true;
+  if (first_failure.empty()) return true;
+  if (why) *why = coverage_ == Coverage::some_config ? "no config: " + first_failure : first_failure;
+  return false;
 }
 
 uint64_t FamilySpace::Size() const {

@@ -539,7 +539,7 @@ RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileR
   req.candidate.manifest = p.candidate.manifest;
   req.candidate.params = p.params;
   req.golden = golden_;
-  req.configs = opts_.configs;
+  req.configs = SupportedConfigs(p);
   req.seeds = opts_.seeds;
   req.deadline_s = opts_.deadline_s;
   const KernelUnderTest candidate = req.candidate;
@@ -553,6 +553,24 @@ RunState::Evaluated RunState::EvaluateProposal(const Proposal& p, const CompileR
 bool RunState::Attempt(const Proposal& p, const CompileResult& compiled, std::string* err) {
   return Commit(EvaluateProposal(p, compiled, services_.evaluator), err);
 }
+
+std::vector<std::string> RunState::SupportedConfigs(const Proposal& p) const {
+  // The configs an instance serves are those its manifest resolves for (constraints and launch
+  // limits): a search instance may serve only some, measured there for a dispatch.
+  const std::vector<std::string> configs = ConfigNames();
+  std::vector<std::string> supported;
+  for (const std::string& name : configs) {
+    ResolvedCandidate rc;
+    Diagnostics diags;
+    if (ResolveCandidate(p.candidate.manifest, op_, p.params, op_.FindConfig(name)->values, &rc, &diags))
+      supported.push_back(name);
+  }
+  // None: evaluated on every config, where the launch error says why; all: as the run asked.
+  if (supported.empty() || supported.size() == configs.size()) return opts_.configs;
+  return supported;
+}
+
+bool RunState::CoversEveryConfig(const EvalResult& r) const { return r.configs.size() >= ConfigNames().size(); }
 
 bool RunState::Commit(const Evaluated& e, std::string* err) {
   const Proposal& p = e.proposal;
@@ -591,7 +609,10 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
         a.configs.push_back(std::move(t));
       }
     }
-    const bool new_best = Timed(result.outcome) && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
+    // Only a candidate measured on every config can be the best or sealed alone; one that serves
+    // some configs is kept for a dispatch (measured_).
+    const bool whole = Timed(result.outcome) && CoversEveryConfig(result);
+    const bool new_best = whole && result.geomean_speedup > (have_best_ ? best_.result.geomean_speedup : 0);
     if (Timed(result.outcome)) {
       KernelUnderTest kernel;
       kernel.label = "attempt " + std::to_string(a.iteration + 1);
@@ -601,7 +622,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
       measured_.push_back({p, std::move(kernel), result, a.candidate_hash, Sha256Hex(compiled.cubin), a.iteration});
       PruneMeasured();
     }
-    if (new_best || result.outcome == Outcome::faster) {
+    if (new_best || (whole && result.outcome == Outcome::faster)) {
       KernelUnderTest kernel;
       kernel.label = "attempt " + std::to_string(a.iteration + 1);
       kernel.cubin = compiled.cubin;
@@ -616,7 +637,7 @@ bool RunState::Commit(const Evaluated& e, std::string* err) {
         have_best_ = true;
         best_ = candidate;
       }
-      if (result.outcome == Outcome::faster) KeepWinner(std::move(candidate));
+      if (whole && result.outcome == Outcome::faster) KeepWinner(std::move(candidate));
     }
   }
   std::string attempt_id;
@@ -645,6 +666,9 @@ void RunState::Progress(const AttemptSummary& a) {
   // A compile-only run times nothing: no speedup, no best, only what compiled.
   if (!opts_.compile_only) {
     if (Timed(a.outcome)) line += " " + Fmt3(a.geomean_speedup) + "x" + SlowerConfigsText(a);
+    const size_t configs = ConfigNames().size();
+    if (Timed(a.outcome) && a.configs.size() < configs)
+      line += " (serves " + std::to_string(a.configs.size()) + " of " + std::to_string(configs) + " configs)";
     line += " | best " + Fmt3(have_best_ ? best_.result.geomean_speedup : 0) + "x vs incumbent";
   }
   line += " |" + counts;
@@ -1246,9 +1270,11 @@ bool RunState::Finish(std::string* err) {
   if (opts_.compile_only) {
     summary_->seal_reason = "compile-only run: nothing evaluated, nothing sealed";
   } else if (!have_best_) {
-    summary_->seal_reason = "not sealed: no candidate was correct and timed";
-    // The expert reference was timed against a sealed incumbent: it may still take configs back.
-    if (ExpertCandidate() >= 0 && !SealDispatch(err)) return false;
+    summary_->seal_reason = measured_.empty() ? "not sealed: no candidate was correct and timed"
+                                              : "not sealed: no candidate serving every config was correct and timed";
+    // Candidates that serve some configs, and the expert reference timed against a sealed
+    // incumbent, may still take configs in a dispatch.
+    if ((ExpertCandidate() >= 0 || !measured_.empty()) && !SealDispatch(err)) return false;
   } else if (winners_.empty()) {
     summary_->seal_reason = "not sealed: no candidate beat the incumbent on every config (best geomean " +
                             Fmt3(best_.result.geomean_speedup) + "x)";

@@ -122,6 +122,9 @@ class RunState {
   nlohmann::json DispatchMetadata(const Dispatch& d, bool fallback_reference,
                                   std::map<std::string, int>* kernel_of_config) const;
   void KeepWinner(Best candidate);
+  // The run's configs that proposal `p` serves (opts_.configs when all of them, or none).
+  std::vector<std::string> SupportedConfigs(const Proposal& p) const;
+  bool CoversEveryConfig(const EvalResult& r) const;
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
   void FillSpendAndLineage();

@@ -177,7 +177,7 @@ TEST(BuiltinAgent, WarmStartsFromTheBestResultsOfEarlierRuns) {
   ProposalContext ctx = fx.Context();
   ctx.prior_results = {
       Prior("families/vector.cu", {{"ROWS", 8}, {"VEC", 4}, {"GONE", 9}}, 90),  // GONE: a gene since removed
-      Prior("families/cluster.cu", {{"CLUSTER", 8}, {"BLOCK", 64}}, 85),       // invalid: 256/8 < 64
+      Prior("families/cluster.cu", {{"CLUSTER", 3}, {"BLOCK", 64}}, 85),       // invalid: 3 is outside CLUSTER's domain
       Prior("families/removed.cu", {{"X", 1}}, 84),                            // family no longer shipped
       Prior("families/plain.cu", {{"BLOCK", 128}, {"VEC", 2}}, 80),
       Prior("families/vector.cu", {{"ROWS", 2}, {"VEC", 2}}, 70),
