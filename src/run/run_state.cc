@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -1102,6 +1103,16 @@ bool RunState::SealDispatch(std::string* err) {
   return true;
 }
 
+bool RunState::DispatchBeatsBestWinner() const {
+  if (winners_.empty()) return true;
+  Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
+  if (!d.Mixed()) return false;
+  double log_sum = 0;  // the dispatch's search geomean: per config its kernel's speedup, 1 where the incumbent stays
+  for (const DispatchChoice& c : d.configs) log_sum += c.candidate >= 0 ? std::log(c.best.speedup) : 0.0;
+  const double dispatch = std::exp(log_sum / static_cast<double>(d.configs.size()));
+  return dispatch > winners_.front().result.geomean_speedup * (1 + opts_.min_gain);
+}
+
 bool RunState::FallbackHolds(const KernelUnderTest& kernel, std::string* why) {
   EvalRequest req;
   req.op = &op_;
@@ -1279,6 +1290,16 @@ bool RunState::Finish(std::string* err) {
     summary_->seal_reason = "not sealed: no candidate beat the incumbent on every config (best geomean " +
                             Fmt3(best_.result.geomean_speedup) + "x)";
     if (!SealDispatch(err)) return false;
+  } else if (DispatchBeatsBestWinner()) {
+    // Kernels that each own some configs beat the best single kernel: the dispatch is confirmed
+    // first, the winners alone when it does not hold.
+    if (!SealDispatch(err)) return false;
+    if (summary_->seal_id.empty()) {
+      const std::string dispatch_reason = summary_->seal_reason;
+      if (!SealBest(err)) return false;
+      if (!summary_->seal_id.empty()) summary_->dispatch.clear();
+      summary_->seal_reason += "; before that, " + dispatch_reason;
+    }
   } else {
     if (!SealBest(err)) return false;
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;

@@ -125,6 +125,9 @@ class RunState {
   // The run's configs that proposal `p` serves (opts_.configs when all of them, or none).
   std::vector<std::string> SupportedConfigs(const Proposal& p) const;
   bool CoversEveryConfig(const EvalResult& r) const;
+  // True when the dispatch the run's measurements assemble (per config the fastest) has a search
+  // geomean above the best single winner's by at least --min-gain: it is confirmed first then.
+  bool DispatchBeatsBestWinner() const;
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
   void FillSpendAndLineage();

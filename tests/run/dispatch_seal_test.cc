@@ -197,6 +197,41 @@ TEST(DispatchSeal, TheExpertReferenceTakesBackAConfigWhereItBeatsTheSeal) {
     EXPECT_NEAR(c.incumbent_us, c.config == "small" ? 80 : 100, 1e-9) << c.config;
 }
 
+// TILE 8 is a little faster than the reference everywhere (a single winner, 1.053x); TILE 1 owns
+// small and TILE 2 owns large by far. The dispatch's search geomean (1.83x) beats the winner's.
+double SpecialistsModel(const KernelUnderTest& k, const std::string& config) {
+  if (!k.library.empty()) return 100.0;
+  switch (k.params.at("TILE")) {
+    case 8: return 95.0;
+    case 1: return config == "small" ? 50.0 : 150.0;
+    case 2: return config == "small" ? 150.0 : 60.0;
+    default: return 120.0;
+  }
+}
+
+TEST(DispatchSeal, ADispatchFasterThanTheBestSingleWinnerIsConfirmedFirstAndSealed) {
+  LoopFixture fx;
+  Store store;
+  std::string err;
+  ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+  Compiler compiler(TestCompilerOptions(fx.dir));
+  ScriptedEvaluator evaluator(SpecialistsModel);
+  BuiltinAgent agent({.seed = 4});
+  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunOptions opts;
+  opts.iterations = 10;
+  RunSummary s;
+  ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
+  EXPECT_GE(s.outcomes["faster"], 1) << "TILE 8 is a single winner";
+  ASSERT_FALSE(s.seal_id.empty()) << s.seal_reason;
+  EXPECT_EQ(s.seal_reason.rfind("sealed a dispatch of 2 kernels", 0), 0u) << s.seal_reason;
+  SealRecord seal;
+  bool found = false;
+  ASSERT_TRUE(store.GetSeal(s.seal_id, &seal, &found, &err) && found) << err;
+  EXPECT_NEAR(seal.config_us.at("small"), 50, 1e-9);
+  EXPECT_NEAR(seal.config_us.at("large"), 60, 1e-9);
+}
+
 TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
   LoopFixture fx;
   Store store;
