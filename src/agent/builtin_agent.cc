@@ -10,6 +10,7 @@
 
 #include "forgek/family_space.h"
 #include "forgek/hash.h"
+#include "forgek/knowledge.h"
 #include "forgek/params.h"
 
 namespace forgek {
@@ -93,6 +94,12 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
   std::vector<double> weight(ctx.families.size(), 1.0);
   std::vector<std::vector<ParamAssignment>> preferred(ctx.families.size());
   std::vector<std::vector<ParamAssignment>> taboo(ctx.families.size());
+  // A setting refuted in some of the run's shape regimes may still be the best in another (a cache
+  // hint refuted on large shapes, validated on decode ones; a search instance may serve those
+  // alone): it is avoided only where refuted in every regime the run serves, or in all ("any").
+  std::set<std::string> run_regimes;
+  for (const ConfigSpec& c : op.configs) run_regimes.insert(ShapeRegime(op, c.name));
+  std::vector<std::map<ParamAssignment, std::set<std::string>>> refuted_in(ctx.families.size());
   for (const RetrievedDecision& d : ctx.decisions) {
     ParamAssignment settings = IntegerParamsOf(d.settings);
     const double trust = d.transferred ? 0.5 : 1.0;
@@ -109,10 +116,14 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
         weight[f] *= 1.0 + 0.5 * trust * d.confidence;
       } else if (d.verdict == "refuted" && !d.transferred) {
         if (whole) weight[f] *= std::max(0.05, 1.0 - 0.8 * d.confidence);
-        else if (!settings.empty()) taboo[f].push_back(settings);
+        else if (!settings.empty()) refuted_in[f][settings].insert(d.regime.empty() ? "any" : d.regime);
       }
     }
   }
+  for (size_t f = 0; f < ctx.families.size(); ++f)
+    for (const auto& [settings, regimes] : refuted_in[f])
+      if (regimes.count("any") || std::includes(regimes.begin(), regimes.end(), run_regimes.begin(), run_regimes.end()))
+        taboo[f].push_back(settings);
 
   std::set<std::string> seen;
   std::vector<Evaluated> evaluated;

@@ -1,5 +1,6 @@
 // Tests of the builtin evolutionary agent's logic on hand-built families (no GPU, no compiler).
 #include "forgek/builtin_agent.h"
+#include "forgek/knowledge.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,43 @@ TEST(BuiltinAgent, ExploitsTheBestFamilyOnceItIsKnown) {
     }
   }
   EXPECT_TRUE(moved_after_stagnation) << why;
+}
+
+// A setting refuted on one shape regime and its alternative refuted on the other forbid nothing:
+// each may be the best where it was not refuted (this once left a search with no instance to draw).
+TEST(BuiltinAgent, ASettingRefutedInOnlySomeRegimesOfTheRunIsStillDrawn) {
+  Fixture fx;
+  fx.op.configs = {{"small", {{"N", 256}}}, {"large", {{"N", 1 << 24}}}};
+  fx.op.bytes = "8*N";  // small fits in L2, large streams: two regimes
+  ASSERT_NE(ShapeRegime(fx.op, "small"), ShapeRegime(fx.op, "large"));
+  ProposalContext ctx = fx.Context();
+  ctx.max_candidates = 30;
+  RetrievedDecision on_large{"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, "", "block=64"};
+  on_large.regime = ShapeRegime(fx.op, "large");
+  RetrievedDecision on_small{"warp_shuffle_reduction", R"({"BLOCK": 128})", "refuted", 0.7, 0.9, "", "block=128"};
+  on_small.regime = ShapeRegime(fx.op, "small");
+  ctx.decisions = {on_large, on_small};
+  BuiltinAgent agent({.seed = 11});
+  std::vector<Proposal> out;
+  std::string err;
+  ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+  std::set<int64_t> blocks;
+  for (const Proposal& p : out) {
+    if (p.family == "families/plain.cu") blocks.insert(p.params.at("BLOCK"));
+  }
+  EXPECT_TRUE(blocks.count(64) && blocks.count(128)) << "both settings are still drawn";
+
+  // Refuted in both regimes, a setting is avoided.
+  RetrievedDecision also_small = on_large;
+  also_small.regime = ShapeRegime(fx.op, "small");
+  ctx.decisions = {on_large, also_small};
+  BuiltinAgent again({.seed = 11});
+  ASSERT_TRUE(again.Propose(ctx, &out, &err)) << err;
+  for (const Proposal& p : out) {
+    if (p.family == "families/plain.cu") {
+      EXPECT_NE(p.params.at("BLOCK"), 64) << "refuted everywhere";
+    }
+  }
 }
 
 TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
