@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -1025,44 +1024,13 @@ bool RunState::SealDispatch(std::string* err) {
     reason += "; the dispatch did not hold on confirmation: " + verdict.reason;
     return true;
   }
-  // Every kernel the seal can serve is checked before it is sealed. The fallback serves shapes
-  // outside the table: it is measured on every config against the expert reference and checked on
-  // shapes outside the suite, and the expert reference takes its place where either fails.
-  const int measured = static_cast<int>(measured_.size());
-  const KernelUnderTest* fallback_kernel = nullptr;  // null: the expert reference
-  std::string fallback_label;
-  if (d.fallback >= 0 && d.fallback < measured) {
-    fallback_kernel = &measured_[d.fallback].kernel;
-    fallback_label = KernelText(d.fallback);
-  } else if (d.fallback < 0 && !incumbent_.seal_id.empty()) {
-    fallback_kernel = incumbent_.FallbackKernel();
-    fallback_label = "the fallback of " + incumbent_.label;
-  }
+  bool fallback_reference = false;
   std::string why;
-  if (fallback_kernel && (!FallbackHolds(*fallback_kernel, &why) ||
-                          !CheckOutsideSuite({{fallback_label + " (the fallback)", fallback_kernel}}, &why))) {
-    d.fallback_reason = fallback_label + " " + why + ": the expert reference serves shapes outside the table";
-    fallback_kernel = nullptr;
-    if (d.fallback >= 0) d.fallback = -1;
-    summary_->dispatch.back() = {"(other shapes)", "expert reference (" + expert_.label + ")", d.fallback_reason, {}};
-  }
-  const bool fallback_reference = fallback_kernel == nullptr;
-  // Each other kernel serving a config is checked on shapes outside the suite as well (a seal's
-  // kernels are exported for use beyond it): one wrong there stops the dispatch.
-  std::vector<std::pair<std::string, const KernelUnderTest*>> table_kernels;
-  std::set<std::string> listed;  // by cubin: a kernel serving several configs is checked once
-  if (fallback_kernel) listed.insert(fallback_kernel->cubin);
-  for (const DispatchChoice& c : d.configs) {
-    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
-    if (k->library.empty() && listed.insert(k->cubin).second)
-      table_kernels.push_back({c.candidate < 0 ? "the kernel of " + c.config + " from " + incumbent_.label
-                                               : KernelText(c.candidate),
-                               k});
-  }
-  if (!CheckOutsideSuite(table_kernels, &why)) {
+  if (!CheckServedKernels(&d, &fallback_reference, &why)) {
     reason += "; the dispatch is not sealed: " + why;
     return true;
   }
+  const int measured = static_cast<int>(measured_.size());
   // The seal's own kernel (what a reader that knows no dispatch runs): the fallback when it is a
   // candidate of this run, else this run's candidate serving the most configs, else (the expert
   // and the sealed incumbent share the table) the incumbent's own kernel.
@@ -1089,12 +1057,7 @@ bool RunState::SealDispatch(std::string* err) {
                              {"rationale", "dispatch: per config, the fastest kernel the run measured there"},
                              {"dispatch", dispatch}};
   if (!WriteSeal(*primary, confirmation, verdict, std::move(metadata), kernel_of_config, err)) return false;
-  std::set<std::string> serving;  // the distinct kernels of the table, a library call counted once
-  for (const DispatchChoice& c : d.configs) {
-    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
-    serving.insert(k->library.empty() ? k->cubin : "library " + k->library);
-  }
-  reason = "sealed a dispatch of " + std::to_string(serving.size()) + " kernels: " + verdict.reason;
+  reason = "sealed a dispatch of " + std::to_string(DistinctServingKernels(d)) + " kernels: " + verdict.reason;
   int expert_configs = 0;
   for (const DispatchChoice& c : d.configs) expert_configs += c.candidate == ExpertCandidate();
   if (expert_configs > 0)
@@ -1103,14 +1066,61 @@ bool RunState::SealDispatch(std::string* err) {
   return true;
 }
 
+bool RunState::CheckServedKernels(Dispatch* d, bool* fallback_reference, std::string* why) {
+  // The fallback serves shapes outside the table: it is measured on every config against the
+  // expert reference and checked on shapes outside the suite, and the expert reference takes its
+  // place where either fails.
+  const int measured = static_cast<int>(measured_.size());
+  const KernelUnderTest* fallback_kernel = nullptr;  // null: the expert reference
+  std::string fallback_label;
+  if (d->fallback >= 0 && d->fallback < measured) {
+    fallback_kernel = &measured_[d->fallback].kernel;
+    fallback_label = KernelText(d->fallback);
+  } else if (d->fallback < 0 && !incumbent_.seal_id.empty()) {
+    fallback_kernel = incumbent_.FallbackKernel();
+    fallback_label = "the fallback of " + incumbent_.label;
+  }
+  std::string failed;
+  if (fallback_kernel && (!FallbackHolds(*fallback_kernel, &failed) ||
+                          !CheckOutsideSuite({{fallback_label + " (the fallback)", fallback_kernel}}, &failed))) {
+    d->fallback_reason = fallback_label + " " + failed + ": the expert reference serves shapes outside the table";
+    fallback_kernel = nullptr;
+    if (d->fallback >= 0) d->fallback = -1;
+    summary_->dispatch.back() = {"(other shapes)", "expert reference (" + expert_.label + ")", d->fallback_reason, {}};
+  }
+  *fallback_reference = fallback_kernel == nullptr;
+  // Each other kernel serving a config is checked on shapes outside the suite as well (a seal's
+  // kernels are exported for use beyond it): one wrong there stops the dispatch.
+  std::vector<std::pair<std::string, const KernelUnderTest*>> table_kernels;
+  std::set<std::string> listed;  // by cubin: a kernel serving several configs is checked once
+  if (fallback_kernel) listed.insert(fallback_kernel->cubin);
+  for (const DispatchChoice& c : d->configs) {
+    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
+    if (k->library.empty() && listed.insert(k->cubin).second)
+      table_kernels.push_back({c.candidate < 0 ? "the kernel of " + c.config + " from " + incumbent_.label
+                                               : KernelText(c.candidate),
+                               k});
+  }
+  return CheckOutsideSuite(table_kernels, why);
+}
+
+int RunState::DistinctServingKernels(const Dispatch& d) const {
+  std::set<std::string> serving;  // a library call counted once
+  for (const DispatchChoice& c : d.configs) {
+    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
+    serving.insert(k->library.empty() ? k->cubin : "library " + k->library);
+  }
+  return static_cast<int>(serving.size());
+}
+
 bool RunState::DispatchBeatsBestWinner() const {
   if (winners_.empty()) return true;
   Dispatch d = AssembleDispatch(ConfigNames(), DispatchCandidates(), opts_.min_gain);
   if (!d.Mixed()) return false;
-  double log_sum = 0;  // the dispatch's search geomean: per config its kernel's speedup, 1 where the incumbent stays
-  for (const DispatchChoice& c : d.configs) log_sum += c.candidate >= 0 ? std::log(c.best.speedup) : 0.0;
-  const double dispatch = std::exp(log_sum / static_cast<double>(d.configs.size()));
-  return dispatch > winners_.front().result.geomean_speedup * (1 + opts_.min_gain);
+  // The dispatch's search geomean: per config its kernel's speedup, 1 where the incumbent stays.
+  std::vector<double> speedups;
+  for (const DispatchChoice& c : d.configs) speedups.push_back(c.candidate >= 0 ? c.best.speedup : 1.0);
+  return Geomean(speedups) > winners_.front().result.geomean_speedup * (1 + opts_.min_gain);
 }
 
 bool RunState::FallbackHolds(const KernelUnderTest& kernel, std::string* why) {

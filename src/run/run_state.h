@@ -115,6 +115,13 @@ class RunState {
   // result a line of the summary: false with the first failure in *why.
   bool CheckOutsideSuite(const std::vector<std::pair<std::string, const KernelUnderTest*>>& kernels,
                          std::string* why);
+  // Checks every kernel dispatch `d` can serve (docs/seal-format.md): the fallback on every config
+  // against the expert and outside the suite (the expert takes its place where it fails, said in
+  // d->fallback_reason), each other kernel outside the suite. False with the reason in *why when a
+  // kernel of the table is wrong there; *fallback_reference: the expert serves other shapes.
+  bool CheckServedKernels(Dispatch* d, bool* fallback_reference, std::string* why);
+  // How many distinct kernels serve the configs of `d` (a library call counted once).
+  int DistinctServingKernels(const Dispatch& d) const;
   // A dispatch's fallback measured on every config against the expert reference: it may serve
   // shapes outside the table only where it is correct everywhere and slower than the expert nowhere.
   bool FallbackHolds(const KernelUnderTest& kernel, std::string* why);

@@ -214,10 +214,12 @@ it: `kernels/K/` (its own `kernel.cubin`, `launch.json`, `kernel.cu`), or `"refe
 operator's expert reference: call the library or kernel you compared against). Shapes outside the
 table go to `fallback` where that kernel accepts them (the `constraints` of its `kernel.cu`
 manifest hold for the shape with the sealed params), else to the reference: the same rule forgek
-and `forgek seal verify` follow (`rule` in dispatch.json). Every kernel here was checked correct
-on shapes outside the suite drawn within the operator's ranges before it was sealed. The
-top-level `kernel.cubin` is the seal's own kernel (the fallback when it is a kernel, else the one
-serving the most configs), for readers that know no dispatch.
+and `forgek seal verify` follow (`rule` in dispatch.json). Before sealing, forgek checks each
+kernel for correctness on shapes outside the suite drawn within the operator's `ranges`, where it
+declares them and the kernel accepts such shapes (the run summary lists each check); `forgek seal
+verify` repeats it on fresh shapes. The top-level `kernel.cubin` is the seal's own kernel (the
+fallback when it is a kernel, else the one serving the most configs), for readers that know no
+dispatch.
 
 ```cpp
 // Pick the kernel for a shape: the table row whose values match, else the fallback where it
