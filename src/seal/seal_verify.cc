@@ -82,19 +82,10 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
   if (served.dispatch && served.fallback) {
     EvalRequest all = req;
     all.candidate = served.fallback->kernel;
-    EvalResult f = evaluator.Evaluate(all);
-    std::string why;
-    if (!OutcomeTimed(f.outcome)) {
-      why = std::string("fails (") + OutcomeName(f.outcome) + (f.detail.empty() ? "" : ": " + f.detail) + ")";
-    } else {
-      for (const ConfigResult& c : f.configs) {
-        TimeComparison t = CompareConfig(c);
-        if (c.correctness.ok && t.timed && t.direction == Direction::slower && why.empty())
-          why = "is slower than the expert reference on " + c.config;
-      }
-    }
-    lines.push_back("fallback: " + (why.empty() ? std::string("correct and slower nowhere on the suite") : why));
-    if (!why.empty()) problems.push_back("the fallback " + why);
+    // The fallback is judged by the seal's own rule, on every config against the expert.
+    VerifyVerdict f = DecideVerify(evaluator.Evaluate(all), op.configs.size(), {});
+    lines.push_back("fallback: " + (f.holds ? std::string("correct and slower nowhere on the suite") : f.reason));
+    if (!f.holds) problems.push_back("the fallback: " + f.reason);
     kernels.push_back({"fallback", &served.fallback->kernel});
     listed.insert(served.fallback->kernel.cubin);
   }
