@@ -2,26 +2,22 @@
 # One entry point for a fresh machine: installs what is missing, builds, then tests or runs forgek.
 #   scripts/dev.sh test                     build and run every test (GPU tests skip without a GPU)
 #   scripts/dev.sh forgek ARGS...           build and run forgek with ARGS
-#   scripts/dev.sh sanitize                 build the asan preset (clang, ASan+UBSan), run the CPU tests
-#                                           under it, then each fuzz target for a bounded time
-# CI=true selects the warnings-as-errors preset.
+# The preset: `dev` (gcc, RelWithDebInfo); CI=true selects `ci` (clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, warnings as errors, the fuzz targets built beside the tests), so that
+# one build checks everything; FORGEK_PRESET names another (`release`: the GPU machine's binaries).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 jobs=${FORGEK_JOBS:-$(nproc)}
-if [[ "${1:-}" == "sanitize" ]]; then
+preset=${FORGEK_PRESET:-dev}
+[[ -z "${FORGEK_PRESET:-}" && "${CI:-}" == "true" ]] && preset=ci
+
+if [[ "$preset" == "ci" ]]; then
   FORGEK_SANITIZE_DEPS=1 "$root/scripts/install-deps.sh"
-  cmake --preset asan >/dev/null
-  cmake --build --preset asan -j "$jobs"
-  ctest --preset asan -j "$jobs"
-  exec "$root/scripts/fuzz.sh"
+else
+  "$root/scripts/install-deps.sh"
 fi
-
-"$root/scripts/install-deps.sh"
-
-preset=dev
-[[ "${CI:-}" == "true" ]] && preset=ci
 
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
@@ -36,7 +32,7 @@ case "${1:-}" in
     exec "$root/build/$preset/forgek" "$@"
     ;;
   *)
-    echo "usage: scripts/dev.sh test | scripts/dev.sh sanitize | scripts/dev.sh forgek ARGS..." >&2
+    echo "usage: scripts/dev.sh test | scripts/dev.sh forgek ARGS..." >&2
     exit 2
     ;;
 esac

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Runs every fuzz target of the asan build for a bounded time over its seed corpus.
+# Runs every fuzz target of the ci build (clang, sanitizers) for a bounded time over its seed corpus.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 45; FORGEK_FUZZ_SECONDS overrides)
+# Build them first: CI=true scripts/dev.sh test (or cmake --preset ci && cmake --build --preset ci).
 # New inputs go to a scratch copy: tests/fuzz/corpus/ keeps only the checked-in seeds. A crash,
 # leak, sanitizer report or timeout stops the script with the failing input saved beside it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-${FORGEK_FUZZ_SECONDS:-45}}
-build="$root/build/asan"
+build="$root/build/ci"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -14,7 +15,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 for target in operator_spec candidate_manifest expression llm_reply knowledge_import include_check; do
   bin="$build/fuzz_$target"
-  [[ -x "$bin" ]] || { echo "fuzz: $bin is missing: build the asan preset first (scripts/dev.sh sanitize)" >&2; exit 1; }
+  [[ -x "$bin" ]] || { echo "fuzz: $bin is missing: build the ci preset first (CI=true scripts/dev.sh test)" >&2; exit 1; }
   mkdir -p "$work/$target" "$root/build/fuzz-findings/$target"
   cp "$root/tests/fuzz/corpus/$target/"* "$work/$target/"
   echo "fuzz: $target for ${seconds} s" >&2
