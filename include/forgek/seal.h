@@ -48,6 +48,21 @@ std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b)
 // The same comparison as JSON: both seals, params as [a, b], per-config times, descent.
 std::string SealDiffJson(Store& store, const SealRecord& a, const SealRecord& b);
 
+// A seal measured now: `seal` recompiled from its stored source and timed through `evaluator`,
+// each config with the kernel that serves it, interleaved against the operator's expert reference;
+// then every kernel it can serve checked beyond the suite (a dispatch's fallback on every config,
+// shapes drawn within the operator's ranges). What `seal verify` judges and `forgek regress`
+// classifies. `error` is set when it could not be measured (no longer compiles, ...).
+struct SealMeasurement {
+  std::string error;
+  EvalResult result;
+  VerifyVerdict verdict;                    // DecideVerify, the failures beyond the suite folded in
+  std::vector<std::string> beyond_suite;    // one line per check beyond the suite's configs
+  std::vector<std::string> problems;        // those of them that failed
+};
+SealMeasurement MeasureSeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+                            const SealRecord& seal);
+
 // `forgek seal verify`: `seal` recompiled from its stored source and re-measured now through
 // `evaluator`, interleaved against the operator's expert reference, judged by DecideVerify. `text`
 // is the report for a person, `json` the same for a program.

@@ -215,6 +215,19 @@ struct SealRecord {
   std::string created_at;
 };
 
+// One line of the nightly history (`forgek regress`): a config of a seal re-checked against the
+// expert reference, or the whole seal (config "") when it was skipped, could not be measured, or
+// was checked beyond the suite.
+struct SealCheckRecord {
+  std::string check_id;  // one `forgek regress`
+  std::string seal_id, operator_name, arch, device, driver, toolchain;
+  std::string config;
+  std::string result;    // same | faster | slower | wrong | unmeasured | skipped | error | beyond_suite_ok | beyond_suite_failed
+  double now_us = 0, expert_us = 0, sealed_us = 0, speedup = 0, noise = 0;
+  std::string message;
+  std::string checked_at;
+};
+
 // One LLM request/response, for accounting and replay.
 struct ExchangeRecord {
   std::string id;
@@ -331,6 +344,12 @@ class Store {
                  std::string* err);
   // The seal and its ancestors, newest first.
   bool SealLineage(const std::string& id, std::vector<SealRecord>* out, std::string* err);
+
+  // The nightly history: rows added in one transaction (all or none); listed oldest first, by seal
+  // id and/or operator ("" for any).
+  bool AddSealChecks(const std::vector<SealCheckRecord>& rows, std::string* err);
+  bool ListSealChecks(const std::string& seal_id, const std::string& operator_name,
+                      std::vector<SealCheckRecord>* out, std::string* err);
 
   // LLM exchanges: fills ex->id and created_at.
   bool AddExchange(ExchangeRecord* ex, std::string* err);

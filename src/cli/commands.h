@@ -21,6 +21,7 @@ void set_worker_command(CLI::App& app, Context& ctx);
 void set_eval_command(CLI::App& app, Context& ctx);
 void set_knowledge_command(CLI::App& app, Context& ctx);
 void set_profile_command(CLI::App& app, Context& ctx);
+void set_regress_command(CLI::App& app, Context& ctx);
 
 // Every registered subcommand, in the order --help shows them.
 inline constexpr CommandSetup kCommands[] = {
@@ -33,6 +34,7 @@ inline constexpr CommandSetup kCommands[] = {
     set_profile_command,
     set_knowledge_command,
     set_seal_command,
+    set_regress_command,
     set_worker_command,
 };
 

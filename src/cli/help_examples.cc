@@ -45,6 +45,9 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
       {"seal show", {"forgek seal show SEAL_ID"}},
       {"seal export", {"forgek seal export SEAL_ID ./gemm_seal"}},
       {"seal verify", {"forgek seal verify SEAL_ID"}},
+      {"regress",
+       {"forgek regress --junit nightly.xml --json-file nightly.json",
+        "forgek regress --ops softmax_fp32,gemm_bf16 --threshold 0.02"}},
       {"seal diff", {"forgek seal diff SEAL_A SEAL_B", "forgek --json seal diff SEAL_A SEAL_B"}},
       {"worker", {"forgek worker --probe   # what the supervisor runs to count GPUs"}},
   };
@@ -56,7 +59,7 @@ void AddTo(CLI::App* cmd, const std::string& path) {
   if (it != Examples().end()) {
     std::string footer = "\nExamples:";
     for (const std::string& line : it->second) footer += "\n  " + line;
-    cmd->footer(footer);
+    cmd->footer(cmd->get_footer() + footer);  // after what the command's own footer explains
   }
   for (CLI::App* sub : cmd->get_subcommands([](CLI::App*) { return true; })) AddTo(sub, path + " " + sub->get_name());
 }

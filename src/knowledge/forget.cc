@@ -45,7 +45,9 @@ bool ForgetSeal(sqlite3* db, const std::string& prefix, std::map<std::string, in
   std::string id = ids.count(prefix) ? prefix : *ids.begin();
   sql::Stmt reparent(db, "UPDATE seals SET parent = (SELECT parent FROM seals WHERE id = ?1) WHERE parent = ?1");
   reparent.Bind(1, id);
-  return reparent.Run(err) && Delete(db, "seals", "id = ?1", {id}, removed, err);
+  // Its nightly history goes with it.
+  return reparent.Run(err) && Delete(db, "seal_checks", "seal_id = ?1", {id}, removed, err) &&
+         Delete(db, "seals", "id = ?1", {id}, removed, err);
 }
 
 }  // namespace

@@ -131,6 +131,19 @@ ALTER TABLE evidence_v4 RENAME TO evidence;
 CREATE INDEX decisions_by_scope ON decisions (arch, category, regime);
 CREATE INDEX evidence_by_decision ON evidence (decision_id);
 )sql",
+      // 5: the nightly history of `forgek regress`, one row per config of a seal re-checked (config ''
+      // for a row about the whole seal). No foreign key: a row may name an operator without a seal.
+      R"sql(
+CREATE TABLE seal_checks (
+  check_id TEXT NOT NULL, seal_id TEXT NOT NULL DEFAULT '', operator_name TEXT NOT NULL,
+  arch TEXT NOT NULL DEFAULT '', device TEXT NOT NULL DEFAULT '', driver TEXT NOT NULL DEFAULT '',
+  toolchain TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '', result TEXT NOT NULL,
+  now_us REAL NOT NULL DEFAULT 0, expert_us REAL NOT NULL DEFAULT 0, sealed_us REAL NOT NULL DEFAULT 0,
+  speedup REAL NOT NULL DEFAULT 0, noise REAL NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',
+  checked_at TEXT NOT NULL);
+CREATE INDEX seal_checks_by_seal ON seal_checks (seal_id, checked_at);
+CREATE INDEX seal_checks_by_operator ON seal_checks (operator_name, checked_at);
+)sql",
   };
   return m;
 }

@@ -17,49 +17,42 @@
 
 namespace forgek {
 
-SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+SealMeasurement MeasureSeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
                             const SealRecord& seal) {
-  SealVerification v;
-  auto fail = [&](const std::string& why) {
-    v.status = SealVerification::Status::failure;
-    v.text = "seal " + seal.id.substr(0, 12) + ": " + why + "\n";
-    v.json = nlohmann::json{{"seal", seal.id}, {"ok", false}, {"error", why}}.dump();
-    return v;
-  };
+  SealMeasurement m;
   std::string err;
   if (!seal.device.empty() && evaluator.DeviceName() != seal.device)
     spdlog::warn("seal {} was timed on {}, this is {}: times are compared anyway", seal.id.substr(0, 12), seal.device,
                  evaluator.DeviceName());
   CandidateRecord cand;
   bool found = false;
-  if (!store.GetCandidate(seal.candidate_hash, &cand, &found, &err)) return fail(err);
-  if (!found) return fail("the store does not hold its candidate " + seal.candidate_hash);
+  if (!store.GetCandidate(seal.candidate_hash, &cand, &found, &err)) return m.error = err, m;
+  if (!found) return m.error = "the store does not hold its candidate " + seal.candidate_hash, m;
   Candidate source;
   Diagnostics diags;
-  if (!ParseCandidate("seal.cu", cand.source, &source, &diags)) return fail(FormatDiagnostics(diags));
+  if (!ParseCandidate("seal.cu", cand.source, &source, &diags)) return m.error = FormatDiagnostics(diags), m;
   ParamAssignment params;
-  if (!ParseParamsJson(seal.params_json, &params, &err)) return fail(err);
+  if (!ParseParamsJson(seal.params_json, &params, &err)) return m.error = err, m;
   EvalRequest req;
   req.op = &op;
   CompileResult compiled;
   std::string feedback;
   if (!CompileKernel(compiler, seal.arch, source, params, "seal " + seal.id.substr(0, 12), &req.candidate, &compiled,
                      &feedback))
-    return fail("no longer compiles: " + feedback);
+    return m.error = "no longer compiles: " + feedback, m;
   Incumbent expert;
-  if (!PrepareExpertReference(op, seal.arch, compiler, &expert, &err)) return fail(err);
-  if (!PrepareGolden(op, seal.arch, compiler, &req.golden, &err)) return fail(err);
+  if (!PrepareExpertReference(op, seal.arch, compiler, &expert, &err)) return m.error = err, m;
+  if (!PrepareGolden(op, seal.arch, compiler, &req.golden, &err)) return m.error = err, m;
   req.incumbent = expert.kernel;
   req.seeds = 3;
   // A dispatch seal is verified config by config, each with the kernel the one rule serves it with
   // (its table's row, else its fallback where that accepts the shape, else the expert reference).
   Incumbent served;
   served.kernel = req.candidate;
-  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &served, &err)) return fail(err);
+  if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &served, &err)) return m.error = err, m;
   ServeOutsideTable(op, expert.kernel, &served);
-  EvalResult r;
   if (!served.dispatch) {
-    r = evaluator.Evaluate(req);
+    m.result = evaluator.Evaluate(req);
   } else {
     std::vector<EvalResult> parts;
     std::vector<std::string> order;
@@ -70,13 +63,12 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
       parts.push_back(evaluator.Evaluate(part));
       order.push_back(c.name);
     }
-    r = MergeResults(parts, order);
+    m.result = MergeResults(parts, order);
   }
 
   // Every kernel the seal can serve: a dispatch's fallback kernel is measured on every config
   // against the expert (it serves shapes outside the table only where it is slower nowhere), and
   // each kernel is checked on shapes outside the suite that it accepts.
-  std::vector<std::string> problems, lines;
   std::vector<std::pair<std::string, const KernelUnderTest*>> kernels;
   std::set<std::string> listed;  // by cubin
   if (served.dispatch && served.fallback) {
@@ -84,8 +76,9 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
     all.candidate = served.fallback->kernel;
     // The fallback is judged by the seal's own rule, on every config against the expert.
     VerifyVerdict f = DecideVerify(evaluator.Evaluate(all), op.configs.size(), {});
-    lines.push_back("fallback: " + (f.holds ? std::string("correct and slower nowhere on the suite") : f.reason));
-    if (!f.holds) problems.push_back("the fallback: " + f.reason);
+    m.beyond_suite.push_back("fallback: " +
+                             (f.holds ? std::string("correct and slower nowhere on the suite") : f.reason));
+    if (!f.holds) m.problems.push_back("the fallback: " + f.reason);
     kernels.push_back({"fallback", &served.fallback->kernel});
     listed.insert(served.fallback->kernel.cubin);
   }
@@ -97,22 +90,37 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
   }
   std::random_device entropy;
   const uint64_t seed = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
-  if (op.ranges.empty()) lines.push_back("shapes outside the suite: none checked (operator.json declares no \"ranges\")");
+  if (op.ranges.empty())
+    m.beyond_suite.push_back("shapes outside the suite: none checked (operator.json declares no \"ranges\")");
   for (const auto& [label, kernel] : kernels) {
     if (op.ranges.empty()) break;
     OutsideCheck c = CheckOutsideShapes(evaluator, op, req.golden, label, *kernel, 3, seed, req.deadline_s);
-    lines.push_back(OutsideCheckText(c));
-    if (!c.ok) problems.push_back(OutsideCheckText(c));
+    m.beyond_suite.push_back(OutsideCheckText(c));
+    if (!c.ok) m.problems.push_back(OutsideCheckText(c));
   }
 
   // The one rule (forgek/verdict.h): the seal holds while it is correct everywhere and slower than
   // the expert reference, measured interleaved now, on no config.
   std::vector<std::pair<std::string, double>> sealed(seal.config_us.begin(), seal.config_us.end());
-  VerifyVerdict verdict = DecideVerify(r, op.configs.size(), sealed);
-  for (const std::string& p : problems) {
-    verdict.reason = verdict.holds ? p : verdict.reason + "; " + p;
-    verdict.holds = false;
+  m.verdict = DecideVerify(m.result, op.configs.size(), sealed);
+  for (const std::string& p : m.problems) {
+    m.verdict.reason = m.verdict.holds ? p : m.verdict.reason + "; " + p;
+    m.verdict.holds = false;
   }
+  return m;
+}
+
+SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compiler, const OperatorSpec& op,
+                            const SealRecord& seal) {
+  SealVerification v;
+  SealMeasurement m = MeasureSeal(evaluator, store, compiler, op, seal);
+  if (!m.error.empty()) {
+    v.status = SealVerification::Status::failure;
+    v.text = "seal " + seal.id.substr(0, 12) + ": " + m.error + "\n";
+    v.json = nlohmann::json{{"seal", seal.id}, {"ok", false}, {"error", m.error}}.dump();
+    return v;
+  }
+  const VerifyVerdict& verdict = m.verdict;
   const bool regression = !verdict.holds;
   std::string text = regression ? verdict.reason + "\n" : "";
   nlohmann::json configs = nlohmann::json::array();
@@ -129,13 +137,13 @@ SealVerification VerifySeal(Evaluator& evaluator, Store& store, Compiler& compil
                        {"speedup_vs_expert", c.vs_expert.speedup}, {"noise", c.vs_expert.noise},
                        {"slower", slower}});
   }
-  for (const std::string& line : lines) text += line + "\n";
+  for (const std::string& line : m.beyond_suite) text += line + "\n";
   v.status = regression ? SealVerification::Status::regression : SealVerification::Status::holds;
   v.text = "seal " + seal.id.substr(0, 12) + " (" + op.name + ") on " + evaluator.DeviceName() + ": " +
            (regression ? "REGRESSION" : "holds") + "\n" + text;
   v.json = nlohmann::json{{"seal", seal.id}, {"ok", !regression}, {"device", evaluator.DeviceName()},
-                          {"outcome", OutcomeName(r.outcome)}, {"reason", verdict.reason}, {"configs", configs},
-                          {"beyond_suite", lines}}
+                          {"outcome", OutcomeName(m.result.outcome)}, {"reason", verdict.reason}, {"configs", configs},
+                          {"beyond_suite", m.beyond_suite}}
                .dump();
   return v;
 }
