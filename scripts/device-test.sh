@@ -117,6 +117,10 @@ STEPS=(
   "gemm-dispatch|rm -f $out/dispatch.db*; for r in 1 2; do timeout 300 $bin/forgek --store $PWD/$out/dispatch.db --json run --op gemm_bf16 --time ${DISPATCH_TIME:-120} --seed \$r >$out/dispatch-run\$r.json || exit 1; python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s[\"seal_reason\"]); [print(\" \", d[\"config\"], \"->\", d[\"kernel\"], \"|\", d[\"reason\"]) for d in s[\"dispatch\"]]; [print(\" \", l) for l in s[\"outside_shapes\"]]' $out/dispatch-run\$r.json; done; verify_seals $PWD/$out/dispatch.db export-dispatch"
   # knowledge import of an export whose decisions rest on attempts alone: none survives without evidence.
   "import-seed|rm -f $out/import.db*; $bin/forgek --store $PWD/$out/import.db knowledge import tests/fuzz/corpus/knowledge_import/small_export.json && $bin/forgek --store $PWD/$out/import.db knowledge list"
+  # The nightly job (forgek regress): seals of 6 operators from an empty store, every one must hold
+  # (exit 0, JUnit read back); then a spin planted in one seal's kernel must be caught (exit 3, a
+  # <failure> per config of that operator only); the store keeps both checks (scripts/regress_check.py).
+  "regress|rm -f $out/regress.db*; timeout 560 python3 scripts/regress_check.py --forgek $bin/forgek --store $PWD/$out/regress.db --time-per-op ${REGRESS_T:-25} --keep $PWD/$out/regress"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"

@@ -345,6 +345,12 @@ class Store {
   // The seal and its ancestors, newest first.
   bool SealLineage(const std::string& id, std::vector<SealRecord>* out, std::string* err);
 
+  // Sealed binaries by the SHA-256 of their bytes (which PutCubin checks); adding one that is there
+  // is a no-op. `rebuilt`: compiled again after sealing (an older store's seal), not kept at sealing.
+  bool PutCubin(const std::string& sha256, const std::string& bytes, const std::string& toolchain, bool rebuilt,
+                std::string* err);
+  bool GetCubin(const std::string& sha256, std::string* bytes, bool* found, bool* rebuilt, std::string* err);
+
   // The nightly history: rows added in one transaction (all or none); listed oldest first, by seal
   // id and/or operator ("" for any).
   bool AddSealChecks(const std::vector<SealCheckRecord>& rows, std::string* err);

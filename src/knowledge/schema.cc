@@ -144,6 +144,14 @@ CREATE TABLE seal_checks (
 CREATE INDEX seal_checks_by_seal ON seal_checks (seal_id, checked_at);
 CREATE INDEX seal_checks_by_operator ON seal_checks (operator_name, checked_at);
 )sql",
+      // 6: seals keep their binaries: every sealed cubin by its SHA-256, so that export, verify and
+      // diff need no rebuild. A seal written before has none: its first export or verify rebuilds it,
+      // keeps it only when it hashes to the sealed cubin, and flags it `rebuilt`.
+      R"sql(
+CREATE TABLE cubins (
+  sha256 TEXT PRIMARY KEY, bytes BLOB NOT NULL, toolchain TEXT NOT NULL DEFAULT '',
+  rebuilt INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
+)sql",
   };
   return m;
 }

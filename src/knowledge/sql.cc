@@ -61,6 +61,12 @@ Stmt& Stmt::Bind(int i, const std::string& v) {
   return *this;
 }
 
+Stmt& Stmt::BindBlob(int i, const std::string& bytes) {
+  if (stmt_ && bind_rc_ == SQLITE_OK)
+    bind_rc_ = sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 Stmt& Stmt::Bind(int i, int64_t v) {
   if (stmt_ && bind_rc_ == SQLITE_OK) bind_rc_ = sqlite3_bind_int64(stmt_, i, v);
   return *this;
@@ -108,6 +114,12 @@ std::string Stmt::Text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (!p) return std::string();
   return std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string Stmt::Blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  if (!p) return std::string();
+  return std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
 int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }

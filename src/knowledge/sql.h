@@ -30,12 +30,14 @@ class Stmt {
   Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
   Stmt& Bind(int i, double v);
   Stmt& BindNull(int i);
+  Stmt& BindBlob(int i, const std::string& bytes);
   // Steps once: true with *row=true for a row, true with *row=false when done, false on error.
   bool Step(bool* row, std::string* err);
   // Steps to completion (for writes).
   bool Run(std::string* err);
 
   std::string Text(int col) const;
+  std::string Blob(int col) const;
   int64_t Int(int col) const;
   double Real(int col) const;
   bool IsNull(int col) const;

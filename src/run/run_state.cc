@@ -824,7 +824,11 @@ bool RunState::WriteSeal(const Best& primary, const EvalResult& confirmation, co
   origin.driver = driver_;
   origin.device = device_;
   SealRecord seal = BuildSealRecord(origin, confirmation, verdict);
-  if (services_.store && !services_.store->AddSeal(seal, err)) return false;
+  // The seal and its binaries in one transaction: a seal is never kept without the cubins it names.
+  if (services_.store &&
+      !services_.store->Transaction(
+          [&](std::string* e) { return services_.store->AddSeal(seal, e) && KeepSealedCubins(seal, e); }, err))
+    return false;
   summary_->seal_id = seal.id;
   summary_->seal_reason = "sealed: " + verdict.reason;
   summary_->sealed_candidate_hash = primary.hash;
@@ -927,6 +931,40 @@ std::string RunState::KernelText(const Best& m) const {
   for (const auto& [k, v] : m.proposal.params) params += (params.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return "attempt " + std::to_string(m.iteration + 1) + " (" +
          (m.proposal.family.empty() ? std::string("free-form") : m.proposal.family) + " " + params + ")";
+}
+
+bool RunState::KeepSealedCubins(const SealRecord& seal, std::string* err) {
+  // Every binary this run measured, by the SHA-256 of its bytes.
+  std::map<std::string, const std::string*> cubins;
+  for (const Best& m : measured_)
+    if (m.kernel.library.empty() && !m.kernel.cubin.empty()) cubins.emplace(m.cubin_sha256, &m.kernel.cubin);
+  auto offer = [&](const KernelUnderTest& k) {
+    if (k.library.empty() && !k.cubin.empty()) cubins.emplace(Sha256Hex(k.cubin), &k.cubin);
+  };
+  offer(incumbent_.kernel);
+  for (const auto& [config, k] : incumbent_.per_config) offer(k.kernel);
+  if (incumbent_.fallback) offer(incumbent_.fallback->kernel);
+  // Every binary the seal names: its own and those of its dispatch table.
+  std::set<std::string> named = {seal.cubin_sha256};
+  nlohmann::json metadata = ParseJsonLenient(seal.metadata_json);
+  if (metadata.is_object() && metadata.contains("dispatch") && metadata["dispatch"].contains("kernels"))
+    for (const nlohmann::json& k : metadata["dispatch"]["kernels"])
+      if (k.is_object() && k.contains("cubin_sha256") && k["cubin_sha256"].is_string())
+        named.insert(k["cubin_sha256"].get<std::string>());
+  const std::string toolchain = "nvrtc " + Compiler::NvrtcVersion();
+  for (const std::string& sha : named) {
+    if (sha.empty()) continue;
+    auto it = cubins.find(sha);
+    if (it == cubins.end()) {
+      // An incumbent's kernel rebuilt by another toolchain than the one that sealed it: what was
+      // measured is not the binary the table names, and the store keeps none of it to copy.
+      spdlog::warn("seal {}: no cubin {} among this run's kernels; export will rebuild it", seal.id.substr(0, 12),
+                   sha.substr(0, 12));
+      continue;
+    }
+    if (!services_.store->PutCubin(sha, *it->second, toolchain, false, err)) return false;
+  }
+  return true;
 }
 
 nlohmann::json RunState::DispatchMetadata(const Dispatch& d, bool fallback_reference,

@@ -107,6 +107,9 @@ class RunState {
   // Records the seal of `primary` (a dispatch's kernels in `metadata`) confirmed by `confirmation`.
   bool WriteSeal(const Best& primary, const EvalResult& confirmation, const SealVerdict& verdict,
                  nlohmann::json metadata, const std::map<std::string, int>& kernel_of_config, std::string* err);
+  // Stores every cubin `seal` names (its own, its dispatch table's) from the kernels this run
+  // measured, so that export and verify need no rebuild.
+  bool KeepSealedCubins(const SealRecord& seal, std::string* err);
   // Confirms `winner` on fresh seeds with a fresh timing (into *confirmation) and seals it if the
   // rule holds; *sealed false with the reason in *why when it does not; false on a store error.
   bool ConfirmAndSeal(const Best& winner, EvalResult* confirmation, bool* sealed, std::string* why,

@@ -38,6 +38,34 @@ bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate&
   return true;
 }
 
+bool LoadSealedKernel(Store& store, Compiler& compiler, const std::string& arch, const Candidate& c,
+                      const ParamAssignment& params, const std::string& sealed_sha, const std::string& sealed_toolchain,
+                      const std::string& label, KernelUnderTest* out, std::string* feedback) {
+  std::string bytes, err;
+  bool found = false;
+  if (!sealed_sha.empty() && !store.GetCubin(sealed_sha, &bytes, &found, nullptr, &err))
+    spdlog::warn("{}: the store's cubin cannot be read ({}): compiling the sealed source", label, err);
+  if (found) {
+    out->label = label;
+    out->library.clear();
+    out->cubin = std::move(bytes);
+    out->manifest = c.manifest;
+    out->params = params;
+    return true;
+  }
+  CompileResult result;
+  if (!CompileKernel(compiler, arch, c, params, label, out, &result, feedback)) return false;
+  const std::string sha = Sha256Hex(result.cubin);
+  if (sealed_sha.empty()) return true;
+  if (sha != sealed_sha) {
+    spdlog::warn("{}: the store keeps no cubin of it and the rebuilt one (nvrtc {}) differs from the sealed one ({})",
+                 label, Compiler::NvrtcVersion(), sealed_toolchain);
+  } else if (!store.PutCubin(sha, result.cubin, "nvrtc " + Compiler::NvrtcVersion(), true, &err)) {
+    spdlog::debug("{}: the rebuilt cubin is not kept: {}", label, err);
+  }
+  return true;
+}
+
 bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Compiler& compiler, Incumbent* out,
                             std::string* err) {
   *out = Incumbent{};
@@ -216,11 +244,9 @@ bool CompileDispatchTable(const SealRecord& seal, const DispatchTable& table, co
     }
     ParamAssignment params;
     if (!ParseParamsJson(dk.params_json, &params, err)) return false;
-    CompileResult result;
     std::string feedback;
-    if (!CompileKernel(compiler, arch, source, params,
-                       "seal " + seal.id.substr(0, 12) + " kernel " + std::to_string(i), &dk.kernel, &result,
-                       &feedback)) {
+    if (!LoadSealedKernel(store, compiler, arch, source, params, dk.cubin_sha256, seal.toolchain,
+                          "seal " + seal.id.substr(0, 12) + " kernel " + std::to_string(i), &dk.kernel, &feedback)) {
       *err = at + " no longer compiles with this toolchain: " + feedback;
       return false;
     }
@@ -323,16 +349,12 @@ bool PickIncumbent(const OperatorSpec& op, const std::string& arch, Store* store
       }
       ParamAssignment params;
       if (!ParseParamsJson(seal.params_json, &params, err)) return false;
-      CompileResult result;
       std::string feedback;
-      if (!CompileKernel(compiler, arch, inc.source, params, "seal " + seal.id.substr(0, 12), &inc.kernel, &result,
-                         &feedback)) {
+      if (!LoadSealedKernel(*store, compiler, arch, inc.source, params, seal.cubin_sha256, seal.toolchain,
+                            "seal " + seal.id.substr(0, 12), &inc.kernel, &feedback)) {
         *err = "seal " + seal.id + " no longer compiles with this toolchain: " + feedback;
         return false;
       }
-      if (!seal.cubin_sha256.empty() && Sha256Hex(result.cubin) != seal.cubin_sha256)
-        spdlog::warn("seal {}: the recompiled cubin differs from the sealed one (toolchain changed since {})",
-                     seal.id.substr(0, 12), seal.toolchain);
       if (!CompileDispatchTable(seal, table, arch, *store, compiler, &inc, err)) return false;
       inc.has_source = true;
       inc.candidate_hash = seal.candidate_hash;

@@ -77,6 +77,15 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
 bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate& c, const ParamAssignment& params,
                    const std::string& label, KernelUnderTest* out, CompileResult* result, std::string* feedback);
 
+// A sealed kernel as it was sealed: the store's cubin of `sealed_sha` when it holds it (nothing is
+// compiled), else `c` compiled with `params` now. A rebuild that hashes to `sealed_sha` is kept in
+// the store flagged `rebuilt` (a seal from before stores kept binaries), where the store takes
+// writes; one that differs is used with a warning naming both toolchains (`sealed_toolchain`).
+// False with the compiler's summary in `feedback` when it must be compiled and does not compile.
+bool LoadSealedKernel(Store& store, Compiler& compiler, const std::string& arch, const Candidate& c,
+                      const ParamAssignment& params, const std::string& sealed_sha, const std::string& sealed_toolchain,
+                      const std::string& label, KernelUnderTest* out, std::string* feedback);
+
 // The operator's expert reference: a library call, or its expert kernel compiled.
 bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Compiler& compiler, Incumbent* out,
                             std::string* err);

@@ -6,6 +6,7 @@
 #include <random>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "core/atomic_file.h"
 #include "core/json_parse.h"
@@ -104,12 +105,14 @@ The format is described in forgek's docs/seal-format.md.
 
 namespace {
 
-// One compiled kernel of a seal in `folder`: kernel.cu, kernel.cubin (whose SHA-256 must equal
-// `sealed_sha` unless `allow_rebuilt`), launch.json. *sha gets the exported cubin's SHA-256.
+// One kernel of a seal in `folder`: kernel.cu, kernel.cubin, launch.json. The cubin is the store's
+// sealed one when it keeps it (nothing is compiled); else it is rebuilt, and must hash to
+// `sealed_sha` unless `allow_rebuilt` (a rebuild that matches is kept in the store, flagged, where
+// the store takes writes). *sha gets the exported cubin's SHA-256, *rebuilt whether it was compiled.
 bool ExportKernel(Store& store, const std::string& what, const std::string& candidate_hash,
                   const std::string& params_json, const std::string& sealed_sha, const std::string& toolchain,
                   const std::string& arch, const OperatorSpec& op, Compiler& compiler, bool allow_rebuilt,
-                  const fs::path& folder, std::string* sha, std::string* err) {
+                  const fs::path& folder, std::string* sha, bool* rebuilt, std::string* err) {
   CandidateRecord cand;
   bool found = false;
   if (!store.GetCandidate(candidate_hash, &cand, &found, err)) return false;
@@ -131,17 +134,30 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
   }
   // kernel.cu stands alone: the device library code the seal was measured with is in it.
   const std::string source = ExpandedSource(cand.source);
-  CompileRequest req{"kernel.cu", source, arch, ParamDefines(params)};
-  CompileResult compiled = compiler.CompileNow(req);
-  if (!compiled.ok) {
-    *err = what + ": sealed source no longer compiles: " + compiled.Summary();
-    return false;
-  }
-  *sha = Sha256Hex(compiled.cubin);
-  if (!sealed_sha.empty() && *sha != sealed_sha && !allow_rebuilt) {
-    *err = what + ": the rebuilt cubin (nvrtc " + Compiler::NvrtcVersion() + ") differs from the sealed one (" +
-           toolchain + "); pass --allow-rebuilt to export it anyway";
-    return false;
+  std::string cubin;
+  bool stored = false;
+  if (!sealed_sha.empty() && !store.GetCubin(sealed_sha, &cubin, &stored, nullptr, err)) return false;
+  *rebuilt = !stored;
+  if (stored) {
+    *sha = sealed_sha;
+  } else {
+    CompileRequest req{"kernel.cu", source, arch, ParamDefines(params)};
+    CompileResult compiled = compiler.CompileNow(req);
+    if (!compiled.ok) {
+      *err = what + ": the store keeps no cubin of it and its source no longer compiles: " + compiled.Summary();
+      return false;
+    }
+    *sha = Sha256Hex(compiled.cubin);
+    if (!sealed_sha.empty() && *sha != sealed_sha && !allow_rebuilt) {
+      *err = what + ": the store keeps no cubin of it and the rebuilt one (nvrtc " + Compiler::NvrtcVersion() +
+             ") differs from the sealed one (" + toolchain + "); pass --allow-rebuilt to export it anyway";
+      return false;
+    }
+    std::string not_kept;
+    if (*sha == sealed_sha &&
+        !store.PutCubin(*sha, compiled.cubin, "nvrtc " + Compiler::NvrtcVersion(), true, &not_kept))
+      spdlog::debug("{}: the rebuilt cubin is not kept: {}", what, not_kept);
+    cubin = std::move(compiled.cubin);
   }
   nlohmann::json launch;
   if (!LaunchJson(op, parsed, params, &launch, err)) return false;
@@ -151,13 +167,13 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     *err = "cannot create " + folder.string() + ": " + ec.message();
     return false;
   }
-  return WriteText(folder / "kernel.cu", source, err) && WriteText(folder / "kernel.cubin", compiled.cubin, err) &&
+  return WriteText(folder / "kernel.cu", source, err) && WriteText(folder / "kernel.cubin", cubin, err) &&
          WriteText(folder / "launch.json", launch.dump(2) + "\n", err);
 }
 
 // A dispatch seal's kernels under kernels/K/ and its table in dispatch.json (docs/seal-format.md).
 bool ExportDispatch(Store& store, const SealRecord& seal, const nlohmann::json& d, const OperatorSpec& op,
-                    Compiler& compiler, bool allow_rebuilt, const fs::path& tmp, std::string* err) {
+                    Compiler& compiler, bool allow_rebuilt, const fs::path& tmp, bool* rebuilt, std::string* err) {
   const std::string where = "seal " + seal.id + " metadata dispatch";
   if (!d.is_object() || !d.contains("kernels") || !d["kernels"].is_array() || !d.contains("table") ||
       !d["table"].is_array()) {
@@ -178,9 +194,11 @@ bool ExportDispatch(Store& store, const SealRecord& seal, const nlohmann::json& 
     }
     const std::string sub = "kernels/" + std::to_string(i);
     std::string sha;
+    bool compiled = false;
     if (!ExportKernel(store, at, k["candidate"].get<std::string>(), k["params"].dump(), k.value("cubin_sha256", ""),
-                      seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp / sub, &sha, err))
+                      seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp / sub, &sha, &compiled, err))
       return false;
+    *rebuilt = *rebuilt || compiled;
     kernels.push_back({{"kernel", i}, {"dir", sub}, {"params", k["params"]}, {"family", k.value("family", "")},
                        {"label", k.value("label", "")}, {"cubin_sha256", sha}});
   }
@@ -274,12 +292,16 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     return false;
   }
   std::string sha;
+  bool rebuilt = false, rebuilt_dispatch = false;
   bool ok = ExportKernel(store, "seal " + seal.id, seal.candidate_hash, seal.params_json, seal.cubin_sha256,
-                         seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, err) &&
-            (!dispatch || ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp, err));
+                         seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, &rebuilt, err) &&
+            (!dispatch ||
+             ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp, &rebuilt_dispatch, err));
   if (ok) {
     meta["exported_cubin_sha256"] = sha;
-    meta["exported_with"] = "nvrtc " + Compiler::NvrtcVersion();
+    // The sealed binaries from the store, or (a seal the store keeps none of) rebuilt by this toolchain.
+    meta["exported_with"] = rebuilt || rebuilt_dispatch ? "rebuilt by nvrtc " + Compiler::NvrtcVersion()
+                                                        : "the sealed cubins kept in the store";
     ok = WriteText(tmp / "seal.json", meta.dump(2) + "\n", err) &&
          WriteText(tmp / "README.md", std::string(kReadme) + (dispatch ? kDispatchReadme : ""), err);
   }

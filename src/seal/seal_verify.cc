@@ -35,10 +35,9 @@ SealMeasurement MeasureSeal(Evaluator& evaluator, Store& store, Compiler& compil
   if (!ParseParamsJson(seal.params_json, &params, &err)) return m.error = err, m;
   EvalRequest req;
   req.op = &op;
-  CompileResult compiled;
   std::string feedback;
-  if (!CompileKernel(compiler, seal.arch, source, params, "seal " + seal.id.substr(0, 12), &req.candidate, &compiled,
-                     &feedback))
+  if (!LoadSealedKernel(store, compiler, seal.arch, source, params, seal.cubin_sha256, seal.toolchain,
+                        "seal " + seal.id.substr(0, 12), &req.candidate, &feedback))
     return m.error = "no longer compiles: " + feedback, m;
   Incumbent expert;
   if (!PrepareExpertReference(op, seal.arch, compiler, &expert, &err)) return m.error = err, m;

@@ -10,6 +10,7 @@
 
 #include "forgek/builtin_agent.h"
 #include "forgek/run.h"
+#include "forgek/hash.h"
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "loop_fixture.h"
@@ -74,6 +75,18 @@ TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgai
   }
   EXPECT_NEAR(seal.config_us.at("small"), 70, 1e-9);
   EXPECT_NEAR(seal.config_us.at("large"), 70, 1e-9);
+  // The seal keeps its binaries: its own cubin and every cubin of its table, as measured.
+  std::vector<std::string> shas = {seal.cubin_sha256};
+  for (const nlohmann::json& k : d.at("kernels"))
+    if (!k.contains("reference")) shas.push_back(k.at("cubin_sha256").get<std::string>());
+  for (const std::string& sha : shas) {
+    std::string bytes;
+    bool kept = false, rebuilt = true;
+    ASSERT_TRUE(store.GetCubin(sha, &bytes, &kept, &rebuilt, &err)) << err;
+    EXPECT_TRUE(kept) << sha;
+    EXPECT_FALSE(rebuilt) << "kept at sealing";
+    EXPECT_EQ(Sha256Hex(bytes), sha);
+  }
 
   // Export: the seal's own kernel at the top, each kernel of the table under kernels/K, the table
   // in dispatch.json with each config's values.
@@ -91,6 +104,8 @@ TEST(DispatchSeal, PerConfigWinnersAreSealedAsADispatchAndTheNextRunMeasuresAgai
   }
   EXPECT_TRUE(exported.at("kernels").at(exported.at("fallback").get<size_t>()).contains("reference"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/kernel.cubin"));
+  EXPECT_EQ(Sha256Hex(ReadFile(dir + "/kernel.cubin")), seal.cubin_sha256);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/seal.json")).at("exported_with"), "the sealed cubins kept in the store");
   EXPECT_NE(ReadFile(dir + "/README.md").find("## A dispatch"), std::string::npos);
   EXPECT_NE(SealDiffText(store, seal, seal).find("kernel small"), std::string::npos);
 

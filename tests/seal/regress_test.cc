@@ -11,12 +11,11 @@
 #include "forgek/regress.h"
 #include "forgek/subprocess.h"
 #include "run/scripted_evaluator.h"
+#include "softmax_seal_fixture.h"
 #include "test_util.h"
 
 namespace forgek {
 namespace {
-
-const std::string kOperatorDir = FORGEK_SOURCE_DIR "/operators/softmax_fp32";
 
 VerifyConfig Measured(const std::string& config, double speedup, double noise, bool correct = true) {
   VerifyConfig c;
@@ -56,39 +55,21 @@ TEST(RegressClassify, FollowsTheVerdictRuleWithTheThresholdAsAFloorUnderTheNoise
   EXPECT_DOUBLE_EQ(r.sealed_us, 9);
 }
 
-class RegressTest : public ::testing::Test {
+class RegressTest : public SoftmaxSealFixture {
  protected:
   void SetUp() override {
-    std::string err;
-    ASSERT_TRUE(store_.Open(tmp_.file("store.db"), &err)) << err;
-    Diagnostics diags;
-    ASSERT_TRUE(LoadOperator(kOperatorDir, &op_, &diags)) << FormatDiagnostics(diags);
-    CandidateRecord cand;
-    cand.hash = "cand-softmax-seed";
-    cand.operator_name = op_.name;
-    cand.source = ReadFile(kOperatorDir + "/seed.cu");
-    cand.params_json = R"({"THREADS": 256})";
-    bool inserted = false;
-    ASSERT_TRUE(store_.PutCandidate(cand, &inserted, &err)) << err;
+    SoftmaxSealFixture::SetUp();
+    AddCandidate("cand-softmax-seed", SeedSource());
   }
 
   SealRecord AddSeal(const std::string& id, const std::string& op, const std::string& device,
                      const std::string& created_at, const std::string& driver = "580.1") {
-    SealRecord s;
-    s.id = id;
+    SealRecord s = NewSeal(id, "cand-softmax-seed");
     s.operator_name = op;
-    s.arch = "sm90";
-    s.candidate_hash = "cand-softmax-seed";
-    s.params_json = R"({"THREADS": 256})";
-    s.toolchain = "nvrtc 13.0";
-    s.driver = driver;
     s.device = device;
-    for (const ConfigSpec& c : op_.configs) s.config_us[c.name] = 9;
-    s.geomean_speedup = 1.1;
+    s.driver = driver;
     s.created_at = created_at;
-    std::string err;
-    EXPECT_TRUE(store_.AddSeal(s, &err)) << err;
-    return s;
+    return StoreSeal(s);
   }
 
   RegressScope Scope() const {
@@ -114,10 +95,6 @@ class RegressTest : public ::testing::Test {
     EXPECT_FALSE(evaluator.requests.empty()) << r.reason;
     return r;
   }
-
-  TempDir tmp_;
-  Store store_;
-  OperatorSpec op_;
 };
 
 TEST_F(RegressTest, ASealFasterThanTheExpertHoldsAndASlowerOneRegressesOnEachConfig) {

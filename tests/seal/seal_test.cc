@@ -15,6 +15,7 @@
 #include "forgek/params.h"
 #include "forgek/seal.h"
 #include "run/scripted_evaluator.h"
+#include "softmax_seal_fixture.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -22,45 +23,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kOperatorDir = FORGEK_SOURCE_DIR "/operators/softmax_fp32";
-
-class SealTest : public ::testing::Test {
+class SealTest : public SoftmaxSealFixture {
  protected:
   void SetUp() override {
-    std::string err;
-    ASSERT_TRUE(store_.Open(tmp_.file("store.db"), &err)) << err;
-    Diagnostics diags;
-    ASSERT_TRUE(LoadOperator(kOperatorDir, &op_, &diags)) << FormatDiagnostics(diags);
-    candidate_.hash = "cand-softmax-seed";
-    candidate_.operator_name = op_.name;
-    candidate_.source = ReadFile(kOperatorDir + "/seed.cu");
-    candidate_.params_json = ParamsJson(params_);
-    bool inserted = false;
-    ASSERT_TRUE(store_.PutCandidate(candidate_, &inserted, &err)) << err;
+    SoftmaxSealFixture::SetUp();
+    candidate_ = AddCandidate("cand-softmax-seed", SeedSource());
   }
 
+  // A seal of the seed whose configs are timed first_us, 2 first_us, 4 first_us, ...
   SealRecord Seal(const std::string& id, const std::string& parent, double first_us) {
-    SealRecord s;
-    s.id = id;
-    s.operator_name = op_.name;
-    s.arch = "sm90";
-    s.candidate_hash = candidate_.hash;
-    s.params_json = candidate_.params_json;
+    SealRecord s = NewSeal(id, candidate_.hash);
     s.parent = parent;
     s.toolchain = "nvrtc test";
-    s.device = "NVIDIA H200";
+    s.driver.clear();
     for (const ConfigSpec& c : op_.configs) s.config_us[c.name] = first_us, first_us *= 2;
     s.geomean_speedup = 1.25;
-    s.created_at = NowIso8601();
-    std::string err;
-    EXPECT_TRUE(store_.AddSeal(s, &err)) << err;
-    return s;
+    return StoreSeal(s);
   }
 
-  TempDir tmp_;
-  Store store_;
-  OperatorSpec op_;
-  ParamAssignment params_{{"THREADS", 256}};
   CandidateRecord candidate_;
 };
 
