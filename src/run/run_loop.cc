@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -127,14 +126,8 @@ bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSum
       return true;
     }
     std::vector<std::future<CompileResult>> compiles;
-    for (const Proposal& p : proposals) {
-      CompileRequest req;
-      req.name = p.candidate.path.empty() ? "candidate.cu" : std::filesystem::path(p.candidate.path).filename().string();
-      req.source = p.candidate.source;
-      req.arch = opts.arch;
-      req.options = ParamDefines(p.params);
-      compiles.push_back(services.compiler->Submit(std::move(req)));
-    }
+    for (const Proposal& p : proposals)
+      compiles.push_back(services.compiler->Submit(CandidateCompileRequest(p.candidate, p.params, opts.arch)));
     if (!EvaluateBatch(proposals, compiles, state, services, start, err)) return false;
   }
 }

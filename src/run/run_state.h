@@ -1,4 +1,8 @@
-// The state of one run between its steps: incumbent, history, best candidate, records.
+// The state of one run between its steps: incumbent, history, best candidate, records. Its methods
+// live in one file per stage: run_start.cc (the incumbent, the reference's analysis, the run's
+// record), run_attempt.cc (a proposal evaluated, recorded, kept), run_learn.cc (comparisons, the
+// best's profile, ablations), run_seal.cc and run_dispatch.cc (confirm and seal one kernel or a
+// dispatch), run_end.cc (the summary and the run closed); run_state.cc holds what they share.
 #pragma once
 
 #include <chrono>
@@ -13,6 +17,7 @@
 #include "forgek/dispatch.h"
 #include "forgek/knowledge.h"
 #include "forgek/run.h"
+#include "forgek/seal.h"
 #include "run/invented_families.h"
 #include "run/prior_results.h"
 #include "seal/incumbent.h"
@@ -64,6 +69,16 @@ class RunState {
     int iteration = -1;
   };
 
+  // The steps of Begin, in order (run_start.cc).
+  void LoadSearchSpace();
+  void LoadKnowledge();
+  void CollectRegimes();
+  bool PrepareIncumbent(std::string* err);
+  void RecheckSealedIncumbent();
+  void AnalyzeTheIncumbent();
+  bool OpenRunRecord(std::string* err);
+  void LoadEarlierResults();
+
   bool RecordAttempt(const Proposal& p, const std::string& hash, const EvalResult* result, AttemptSummary* a,
                      std::string* attempt_id, std::string* err);
   // Controlled pairs: the attempt against every earlier timed attempt of its family that differs
@@ -105,8 +120,10 @@ class RunState {
   EvalResult EvaluateByConfig(Evaluator* evaluator, EvalRequest req, const KernelFor& candidate_for,
                               const KernelFor& incumbent_for) const;
   // Records the seal of `primary` (a dispatch's kernels in `metadata`) confirmed by `confirmation`.
-  bool WriteSeal(const Best& primary, const EvalResult& confirmation, const SealVerdict& verdict,
-                 nlohmann::json metadata, const std::map<std::string, int>& kernel_of_config, std::string* err);
+  // Seals `primary` on `confirmation`: `origin` brings what the sealing step knows (family,
+  // mechanisms, rationale, a dispatch's table and rows), the run fills the rest.
+  bool WriteSeal(const Best& primary, const EvalResult& confirmation, const SealVerdict& verdict, SealOrigin origin,
+                 std::string* err);
   // Stores every cubin `seal` names (its own, its dispatch table's) from the kernels this run
   // measured, so that export and verify need no rebuild.
   bool KeepSealedCubins(const SealRecord& seal, std::string* err);

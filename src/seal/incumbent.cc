@@ -18,23 +18,33 @@
 
 namespace forgek {
 
-bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate& c, const ParamAssignment& params,
-                   const std::string& label, KernelUnderTest* out, CompileResult* result, std::string* feedback) {
+CompileRequest CandidateCompileRequest(const Candidate& c, const ParamAssignment& params, const std::string& arch) {
   CompileRequest req;
   req.name = c.path.empty() ? "candidate.cu" : std::filesystem::path(c.path).filename().string();
   req.source = c.source;
   req.arch = arch;
   req.options = ParamDefines(params);
-  *result = compiler.CompileNow(req);
+  return req;
+}
+
+KernelUnderTest CandidateKernel(const std::string& label, std::string cubin, const Candidate& c,
+                                const ParamAssignment& params) {
+  KernelUnderTest k;
+  k.label = label;
+  k.cubin = std::move(cubin);
+  k.manifest = c.manifest;
+  k.params = params;
+  return k;
+}
+
+bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate& c, const ParamAssignment& params,
+                   const std::string& label, KernelUnderTest* out, CompileResult* result, std::string* feedback) {
+  *result = compiler.CompileNow(CandidateCompileRequest(c, params, arch));
   if (!result->ok) {
     *feedback = result->Summary();
     return false;
   }
-  out->label = label;
-  out->library.clear();
-  out->cubin = result->cubin;
-  out->manifest = c.manifest;
-  out->params = params;
+  *out = CandidateKernel(label, result->cubin, c, params);
   return true;
 }
 
@@ -46,11 +56,7 @@ bool LoadSealedKernel(Store& store, Compiler& compiler, const std::string& arch,
   if (!sealed_sha.empty() && !store.GetCubin(sealed_sha, &bytes, &found, nullptr, &err))
     spdlog::warn("{}: the store's cubin cannot be read ({}): compiling the sealed source", label, err);
   if (found) {
-    out->label = label;
-    out->library.clear();
-    out->cubin = std::move(bytes);
-    out->manifest = c.manifest;
-    out->params = params;
+    *out = CandidateKernel(label, std::move(bytes), c, params);
     return true;
   }
   CompileResult result;

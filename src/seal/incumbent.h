@@ -72,6 +72,12 @@ void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, In
 bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
                          Incumbent* inc, std::string* err);
 
+// The one way a candidate is compiled and run: its compile request (file name, source, the params as
+// -D defines) and, from the cubin, the kernel the evaluator launches.
+CompileRequest CandidateCompileRequest(const Candidate& c, const ParamAssignment& params, const std::string& arch);
+KernelUnderTest CandidateKernel(const std::string& label, std::string cubin, const Candidate& c,
+                                const ParamAssignment& params);
+
 // Compiles `c` with `params` into a runnable kernel; on a compile error returns false with the
 // compiler's actionable summary in `feedback`.
 bool CompileKernel(Compiler& compiler, const std::string& arch, const Candidate& c, const ParamAssignment& params,
