@@ -4,9 +4,11 @@
 1. Seals of several operators from an empty store (`forgek batch`), unless --store already has them.
 2. `forgek regress --junit --json-file`: every seal must hold (exit 0); the JUnit is read back with
    ElementTree and summarised.
-3. A regression planted: the stored source of one seal's kernel gets a spin of --spin-cycles at the
-   start of every thread block, in a copy of the store. `forgek regress` must exit 3, and the
-   JUnit must hold a <failure> naming each config of that operator, and no other failure.
+3. A regression planted in a copy of the store: the stored source of one seal's kernel gets a spin
+   of --spin-cycles at the start of every thread block. While the store keeps the sealed cubin,
+   that binary is measured and the seal holds (exit 0); with the cubin removed, the edited source is
+   rebuilt and `forgek regress` must exit 3, with a JUnit <failure> naming each config of that
+   operator and no other failure.
 
 Usage: scripts/regress_check.py --forgek BIN --store DB [--ops A B ...] [--time-per-op S] [--keep DIR]
 Exit 0 when every check holds, 1 otherwise.
@@ -52,7 +54,8 @@ def junit_summary(path):
 def plant_spin(source, cycles):
     """The source with a spin at the start of every __global__ function's body."""
     out, pos, planted = [], 0, 0
-    for m in re.finditer(r"__global__[^{;]*\{", source):
+    # A kernel definition: `__global__` opening a line (after `extern "C"` or a template header).
+    for m in re.finditer(r'(?m)^(?:extern "C"\s+)?(?:template\s*<[^>]*>\s*)?__global__[^{;]*\{', source):
         out.append(source[pos:m.end()])
         out.append(f" {{ const long long forgek_t0 = clock64(); while (clock64() - forgek_t0 < {cycles}LL) {{ }} }}")
         pos = m.end()
@@ -100,25 +103,43 @@ def main():
         ok = False
         print("FAIL: no JUnit written")
 
-    # 2. A regression planted in a copy of the store: one seal's kernel source gets a spin.
+    # 2. A regression planted in a copy of the store: one seal's kernel source gets a spin. The
+    #    store keeps the sealed cubin, which is what regress measures: the seal still holds. With
+    #    that cubin removed the edited source is rebuilt and measured: the regression is caught.
     planted_store = os.path.join(a.keep, "planted.db")
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(a.store + suffix):
             shutil.copy(a.store + suffix, planted_store + suffix)
     target = next(s for s in seals if s["operator"] == operators[0])
     db = sqlite3.connect(planted_store)
-    cand, = db.execute("SELECT candidate_hash FROM seals WHERE id = ?", (target["id"],)).fetchone()
+    cand, sealed_sha = db.execute("SELECT candidate_hash, cubin_sha256 FROM seals WHERE id = ?",
+                                  (target["id"],)).fetchone()
     source, = db.execute("SELECT source FROM candidates WHERE hash = ?", (cand,)).fetchone()
     slow, planted = plant_spin(source, a.spin_cycles)
     db.execute("UPDATE candidates SET source = ? WHERE hash = ?", (slow, cand))
+    kept = db.execute("SELECT count(*) FROM cubins WHERE sha256 = ?", (sealed_sha,)).fetchone()[0]
     db.commit()
     db.close()
     print(f"planted a spin of {a.spin_cycles} cycles in {planted} kernel(s) of seal {target['id'][:12]} "
-          f"({target['operator']})")
+          f"({target['operator']}); the store keeps its sealed cubin: {'yes' if kept else 'NO'}")
+    if not kept:
+        ok = False
+        print("FAIL: the seal's cubin is not in the store")
+    xml_kept = os.path.join(a.keep, "regress-source-edited.xml")
+    rc = run([a.forgek, "--store", planted_store, "regress", "--ops", target["operator"], "--junit", xml_kept],
+             timeout=300)
+    print(f"regress (source edited, sealed cubin kept): exit {rc}")
+    if rc != 0:
+        ok = False
+        print("FAIL: the kept sealed cubin is what regress measures: expected exit 0")
+    db = sqlite3.connect(planted_store)
+    db.execute("DELETE FROM cubins WHERE sha256 = ?", (sealed_sha,))
+    db.commit()
+    db.close()
     xml2, json2 = os.path.join(a.keep, "regress-planted.xml"), os.path.join(a.keep, "regress-planted.json")
     rc = run([a.forgek, "--store", planted_store, "regress", "--ops", target["operator"], operators[1],
               "--junit", xml2, "--json-file", json2], timeout=300)
-    print(f"regress (planted): exit {rc}")
+    print(f"regress (planted, cubin removed): exit {rc}")
     if rc != 3:
         ok = False
         print("FAIL: expected exit 3")
@@ -137,7 +158,7 @@ def main():
         ok = False
         print("FAIL: no JUnit written")
 
-    # 3. The history: both checks are in the store.
+    # 3. The history: the three checks are in the store.
     db = sqlite3.connect(planted_store)
     rows = db.execute("SELECT check_id, result, count(*) FROM seal_checks GROUP BY check_id, result "
                       "ORDER BY min(rowid)").fetchall()
@@ -145,9 +166,9 @@ def main():
     print("history of the planted store (check, result, rows):")
     for r in rows:
         print("  ", *r)
-    if len({r[0] for r in rows}) < 2:
+    if len({r[0] for r in rows}) < 3:
         ok = False
-        print("FAIL: the store should hold both checks")
+        print("FAIL: the store should hold the three checks")
     print("regress check:", "PASS" if ok else "FAIL")
     return 0 if ok else 1
 
