@@ -52,9 +52,10 @@ void Regress(Context& ctx, const RegressArgs& a) {
   std::vector<std::string> ops;
   for (const std::string& name : a.ops) ops.push_back(LoadOperatorOption(ctx, "--ops", name).name);
 
+  // An existing store only: a mistyped --store must not pass the night on an empty one.
   Store store;
   std::string err;
-  if (!store.Open(StorePath(ctx), &err)) throw Failure(err);
+  if (!store.Open(StorePath(ctx), &err, StoreMode::existing)) throw Failure(err);
   GpuSession gpu;
   if (!OpenGpuSession(ctx, &store, &gpu, &err)) throw Failure(err);
 

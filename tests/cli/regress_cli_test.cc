@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "forgek/store.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -37,9 +38,22 @@ TEST(CliRegress, UsageMistakesExitTwoNamingTheOptionAndWriteNothing) {
   EXPECT_FALSE(std::filesystem::exists(store)) << "a usage error opens no store";
 }
 
+TEST(CliRegress, AStoreThatDoesNotExistIsAFailureNotAnEmptyPass) {
+  TempDir dir;
+  CommandResult r = RunForgek({"--store", dir.file("typo.db"), "--operators", Operators(), "regress"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(dir.file("typo.db")), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("typo.db"))) << "no store is created";
+}
+
 TEST(CliRegress, WithoutAGpuExitsOneWithOneLineReason) {
   if (HasGpu()) GTEST_SKIP() << "a GPU is present";
   TempDir dir;
+  {
+    Store store;
+    std::string err;
+    ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+  }
   CommandResult r = RunForgek({"--store", dir.file("store.db"), "--operators", Operators(), "regress", "--junit",
                                dir.file("nightly.xml")});
   EXPECT_EQ(r.exit_code, 1) << r.err;

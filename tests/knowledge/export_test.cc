@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/hash.h"
 #include "forgek/store_io.h"
 #include "knowledge/knowledge_fixtures.h"
 
@@ -134,6 +135,33 @@ TEST(Export, MergeKeepsEvidenceFromBothMachines) {
   ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
   EXPECT_TRUE(st.added.empty());
   EXPECT_EQ(wgmma(a).supporting, 2);
+}
+
+// Seals keep their binaries across a merge (the Slurm flow: one store per task, merged at the end):
+// the other store's cubins come along, checked against their hashes.
+TEST(Export, MergeBringsTheSealedBinaries) {
+  TempDir dir;
+  Store a, b;
+  std::string err;
+  ASSERT_TRUE(a.Open(dir.file("a.db"), &err)) << err;
+  ASSERT_TRUE(b.Open(dir.file("b.db"), &err)) << err;
+  Fill(b, "NVIDIA H200", 1.10);
+  const std::string cubin("\x7f" "ELF sealed elsewhere", 20);
+  ASSERT_TRUE(b.PutCubin(Sha256Hex(cubin), cubin, "nvrtc 13.0", true, &err)) << err;
+  b.Close();
+  ImportStats st;
+  ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &st, &err)) << err;
+  EXPECT_EQ(st.added["cubins"], 1);
+  std::string bytes;
+  bool found = false, rebuilt = false;
+  ASSERT_TRUE(a.GetCubin(Sha256Hex(cubin), &bytes, &found, &rebuilt, &err)) << err;
+  EXPECT_TRUE(found);
+  EXPECT_EQ(bytes, cubin);
+  EXPECT_TRUE(rebuilt) << "its provenance comes along";
+  ImportStats again;
+  ASSERT_TRUE(MergeStore(a, dir.file("b.db"), &again, &err)) << err;
+  EXPECT_TRUE(again.added.empty());
+  EXPECT_EQ(again.present["cubins"], 1);
 }
 
 TEST(Export, MalformedImportNamesTheFieldAndChangesNothing) {
