@@ -5,9 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "forgek/dispatch.h"
 #include "forgek/hash.h"
@@ -15,7 +12,6 @@
 #include "forgek/seal.h"
 #include "forgek/store.h"
 #include "forgek/verdict.h"
-#include "core/json_parse.h"
 #include "run/run_text.h"
 
 namespace forgek {
@@ -115,12 +111,8 @@ bool RunState::KeepSealedCubins(const SealRecord& seal, std::string* err) {
   for (const auto& [config, k] : incumbent_.per_config) offer(k.kernel);
   if (incumbent_.fallback) offer(incumbent_.fallback->kernel);
   // Every binary the seal names: its own and those of its dispatch table.
-  std::set<std::string> named = {seal.cubin_sha256};
-  nlohmann::json metadata = ParseJsonLenient(seal.metadata_json);
-  if (metadata.is_object() && metadata.contains("dispatch") && metadata["dispatch"].contains("kernels"))
-    for (const nlohmann::json& k : metadata["dispatch"]["kernels"])
-      if (k.is_object() && k.contains("cubin_sha256") && k["cubin_sha256"].is_string())
-        named.insert(k["cubin_sha256"].get<std::string>());
+  std::vector<std::string> named;
+  if (!SealCubins(seal, &named, err)) return false;
   const std::string toolchain = "nvrtc " + Compiler::NvrtcVersion();
   for (const std::string& sha : named) {
     if (sha.empty()) continue;

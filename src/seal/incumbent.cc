@@ -61,14 +61,17 @@ bool LoadSealedKernel(Store& store, Compiler& compiler, const std::string& arch,
   }
   CompileResult result;
   if (!CompileKernel(compiler, arch, c, params, label, out, &result, feedback)) return false;
-  const std::string sha = Sha256Hex(result.cubin);
-  if (sealed_sha.empty()) return true;
-  if (sha != sealed_sha) {
+  if (!sealed_sha.empty() && !KeepRebuiltCubin(store, sealed_sha, result.cubin, label))
     spdlog::warn("{}: the store keeps no cubin of it and the rebuilt one (nvrtc {}) differs from the sealed one ({})",
                  label, Compiler::NvrtcVersion(), sealed_toolchain);
-  } else if (!store.PutCubin(sha, result.cubin, "nvrtc " + Compiler::NvrtcVersion(), true, &err)) {
+  return true;
+}
+
+bool KeepRebuiltCubin(Store& store, const std::string& sealed_sha, const std::string& cubin, const std::string& label) {
+  if (Sha256Hex(cubin) != sealed_sha) return false;
+  std::string err;
+  if (!store.PutCubin(sealed_sha, cubin, "nvrtc " + Compiler::NvrtcVersion(), true, &err))
     spdlog::debug("{}: the rebuilt cubin is not kept: {}", label, err);
-  }
   return true;
 }
 
@@ -277,6 +280,16 @@ std::string ForgetHint(const SealRecord& seal) {
 }
 
 }  // namespace
+
+bool SealCubins(const SealRecord& seal, std::vector<std::string>* shas, std::string* err) {
+  DispatchTable table;
+  if (!ReadDispatchTable(seal, &table, err)) return false;
+  shas->clear();
+  if (!seal.cubin_sha256.empty()) shas->push_back(seal.cubin_sha256);
+  for (const DispatchEntry& e : table.kernels)
+    if (!e.reference && !e.cubin_sha256.empty()) shas->push_back(e.cubin_sha256);
+  return true;
+}
 
 bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store& store, Compiler& compiler,
                          Incumbent* inc, std::string* err) {

@@ -92,6 +92,14 @@ bool LoadSealedKernel(Store& store, Compiler& compiler, const std::string& arch,
                       const ParamAssignment& params, const std::string& sealed_sha, const std::string& sealed_toolchain,
                       const std::string& label, KernelUnderTest* out, std::string* feedback);
 
+// A rebuild of a sealed kernel that hashes to `sealed_sha` is the sealed cubin: kept in the store,
+// flagged `rebuilt`, where the store takes writes. False (nothing kept) when it differs.
+bool KeepRebuiltCubin(Store& store, const std::string& sealed_sha, const std::string& cubin, const std::string& label);
+
+// Every cubin `seal` names: its own and each kernel's of its dispatch table (read as
+// LoadDispatchKernels reads it); false with `err` when that table is malformed.
+bool SealCubins(const SealRecord& seal, std::vector<std::string>* shas, std::string* err);
+
 // The operator's expert reference: a library call, or its expert kernel compiled.
 bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Compiler& compiler, Incumbent* out,
                             std::string* err);

@@ -6,7 +6,6 @@
 #include <random>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "core/atomic_file.h"
 #include "core/json_parse.h"
@@ -15,6 +14,7 @@
 #include "forgek/device_library.h"
 #include "forgek/hash.h"
 #include "forgek/seal.h"
+#include "seal/incumbent.h"
 
 namespace forgek {
 namespace fs = std::filesystem;
@@ -153,10 +153,7 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
              ") differs from the sealed one (" + toolchain + "); pass --allow-rebuilt to export it anyway";
       return false;
     }
-    std::string not_kept;
-    if (*sha == sealed_sha &&
-        !store.PutCubin(*sha, compiled.cubin, "nvrtc " + Compiler::NvrtcVersion(), true, &not_kept))
-      spdlog::debug("{}: the rebuilt cubin is not kept: {}", what, not_kept);
+    if (!sealed_sha.empty()) KeepRebuiltCubin(store, sealed_sha, compiled.cubin, what);
     cubin = std::move(compiled.cubin);
   }
   nlohmann::json launch;
