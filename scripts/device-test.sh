@@ -121,6 +121,7 @@ STEPS=(
   # (exit 0, JUnit read back); then a spin planted in one seal's kernel must be caught (exit 3, a
   # <failure> per config of that operator only); the store keeps both checks (scripts/regress_check.py).
   "regress|rm -f $out/regress.db*; timeout 560 python3 scripts/regress_check.py --forgek $bin/forgek --store $PWD/$out/regress.db --time-per-op ${REGRESS_T:-25} --keep $PWD/$out/regress"
+  "compare-torch|timeout 300 python3 scripts/compare_torch.py --forgek $bin/forgek --store ${COMPARE_STORE:-$PWD/$out/regress.db} --out $out/compare-torch.json --markdown $out/compare-torch.md"
   # gemv_bf16's family at the bandwidth limit: its default instance evaluated against cuBLAS, then
   # a run from an empty store of its own (GEMV_TIME seconds).
   "gemv|rm -f $out/gemv.db*; $bin/forgek --json eval --op gemv_bf16 --kernel operators/gemv_bf16/families/column_tiles_split_k.cu && timeout $(( ${GEMV_TIME:-90} + 120 )) $bin/forgek --store $PWD/$out/gemv.db run --op gemv_bf16 --time ${GEMV_TIME:-90} --seed 1"

@@ -14,7 +14,7 @@ foreach(rel IN LISTS headers)
   string(APPEND body "      {\"${rel}\", R\"${delimiter}(${text})${delimiter}\"},\n")
 endforeach()
 set(content "// Generated from device_library/forgek/*.cuh by scripts/embed-device-library.cmake; do not edit.
-#include \"core/device_library_data.h\"
+#include \"device_library_data.h\"
 
 namespace forgek {
 

@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "cli/app.h"
-#include "forgek/compile_worker.h"
+#include "forgek/cli/app.h"
+#include "forgek/compile/compile_worker.h"
 
 int main(int argc, char** argv) {
   if (forgek::IsCompileWorkerInvocation(argc, argv)) {

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "forgek/compile_worker.h"
+#include "forgek/compile/compile_worker.h"
 
 int main(int argc, char** argv) {
   if (forgek::IsCompileWorkerInvocation(argc, argv)) {

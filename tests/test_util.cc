@@ -1,7 +1,7 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -109,6 +109,18 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::string FindInPath(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::path(dir.empty() ? "." : dir) / tool;
+    if (std::filesystem::is_regular_file(p, ec)) return p.string();
+  }
+  return "";
 }
 
 std::string ReadFile(const std::string& path) {

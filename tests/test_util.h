@@ -46,4 +46,7 @@ void WriteFile(const std::string& path, const std::string& text);
 // The repository's source root (for shipped operators/ and knowledge/).
 std::string SourceDir();
 
+// `tool` found in $PATH, or "" (RunProcess takes a path, not a name to search).
+std::string FindInPath(const std::string& tool);
+
 }  // namespace forgek

@@ -1,17 +1,17 @@
 // The builtin evolutionary agent: a population over families with elitism, mutation, crossover,
 // architecture moves, priors from the knowledge store and warm starts from earlier runs' best.
-#include "core/json_parse.h"
-#include "forgek/builtin_agent.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/agent/builtin_agent.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 
-#include "forgek/family_space.h"
-#include "forgek/hash.h"
-#include "forgek/knowledge.h"
-#include "forgek/params.h"
+#include "forgek/agent/family_space.h"
+#include "forgek/core/hash.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/params.h"
 
 namespace forgek {
 namespace {
@@ -109,12 +109,12 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
                                   [&](const ControlSpec& c) { return c.mechanism == d.mechanism; });
       if (!Claims(ctx.families[f], d.mechanism) && !controls) continue;
       const bool whole = d.setting.empty();
-      if (d.verdict == "validated") {
+      if (d.verdict == DecisionVerdict::validated) {
         weight[f] *= 1.0 + trust * std::min(2.0, d.confidence * std::max(0.0, d.effect - 1.0) * 4.0);
         if (!whole && !settings.empty()) preferred[f].push_back(settings);
-      } else if (d.verdict == "hypothesis") {
+      } else if (d.verdict == DecisionVerdict::hypothesis) {
         weight[f] *= 1.0 + 0.5 * trust * d.confidence;
-      } else if (d.verdict == "refuted" && !d.transferred) {
+      } else if (d.verdict == DecisionVerdict::refuted && !d.transferred) {
         if (whole) weight[f] *= std::max(0.05, 1.0 - 0.8 * d.confidence);
         else if (!settings.empty()) refuted_in[f][settings].insert(d.regime.empty() ? "any" : d.regime);
       }

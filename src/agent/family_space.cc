@@ -1,5 +1,5 @@
 // Sampling, mutation and crossover inside one family's parameter domains.
-#include "forgek/family_space.h"
+#include "forgek/agent/family_space.h"
 
 #include <algorithm>
 #include <limits>

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "core/url_text.h"
-#include "forgek/http.h"
+#include "forgek/core/url_text.h"
+#include "forgek/agent/http.h"
 
 namespace forgek {
 namespace {

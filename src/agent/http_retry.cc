@@ -9,8 +9,8 @@
 #include <random>
 #include <thread>
 
-#include "core/url_text.h"
-#include "forgek/http.h"
+#include "forgek/core/url_text.h"
+#include "forgek/agent/http.h"
 
 namespace forgek {
 namespace {

@@ -11,16 +11,16 @@
 #include <cstdlib>
 #include <thread>
 
-#include "agent/llm_parents.h"
-#include "agent/llm_session.h"
-#include "agent/prompt_builder.h"
-#include "agent/reply_parser.h"
-#include "forgek/hash.h"
-#include "forgek/paths.h"
-#include "core/json_parse.h"
-#include "core/token_count.h"
-#include "core/url_text.h"
-#include "core/utf8_text.h"
+#include "llm_parents.h"
+#include "llm_session.h"
+#include "prompt_builder.h"
+#include "reply_parser.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/token_count.h"
+#include "forgek/core/url_text.h"
+#include "forgek/core/utf8_text.h"
 
 namespace forgek {
 namespace {
@@ -152,14 +152,14 @@ LlmSpend LlmAgent::Impl::Spent() const {
   return spent_;
 }
 
-std::string LlmAgent::Impl::BudgetSpent(std::string* why) const {
+StopReason LlmAgent::Impl::BudgetSpent(std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (opts.max_cost_usd > 0 && spent_.cost_usd >= opts.max_cost_usd) {
     if (why) {
       *why = fmt::format("LLM budget spent: ${:.4f} of the ${:.4f} cost cap (--max-cost); no further request is sent",
                          spent_.cost_usd, opts.max_cost_usd);
     }
-    return "max-cost";
+    return StopReason::max_cost;
   }
   int64_t tokens = SaturatingAdd(spent_.input_tokens, spent_.output_tokens);
   if (opts.max_tokens > 0 && tokens >= opts.max_tokens) {
@@ -167,9 +167,9 @@ std::string LlmAgent::Impl::BudgetSpent(std::string* why) const {
       *why = fmt::format("LLM budget spent: {} of the {} token cap (--max-tokens); no further request is sent", tokens,
                          opts.max_tokens);
     }
-    return "max-tokens";
+    return StopReason::max_tokens;
   }
-  return "";
+  return StopReason::none;
 }
 
 std::string LlmAgent::Impl::StatusError(const HttpResponse& resp, const std::string& url, int attempts) const {
@@ -192,7 +192,7 @@ std::string LlmAgent::Impl::StatusError(const HttpResponse& resp, const std::str
 }
 
 void LlmAgent::Impl::RunTurn(Turn* turn) {
-  if (!BudgetSpent(&turn->error).empty()) {
+  if (BudgetSpent(&turn->error) != StopReason::none) {
     turn->fatal = true;
     return;
   }
@@ -600,7 +600,7 @@ bool LlmAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out, s
 
 LlmSpend LlmAgent::Spent() const { return impl_->Spent(); }
 
-std::string LlmAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
+StopReason LlmAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
 
 std::string LlmAgent::Note() const { return impl_->Note(); }
 

@@ -1,8 +1,8 @@
 // Anthropic Messages: POST {base}/v1/messages with x-api-key and anthropic-version.
 #include <nlohmann/json.hpp>
 
-#include "agent/llm_provider.h"
-#include "core/url_text.h"
+#include "llm_provider.h"
+#include "forgek/core/url_text.h"
 
 namespace forgek {
 namespace {

@@ -1,8 +1,8 @@
 // LLM exchanges as JSON, for the store and for replay files.
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
-#include "forgek/llm.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 

@@ -1,8 +1,8 @@
 // OpenAI-compatible Chat Completions: POST {base}/chat/completions with a Bearer key.
 #include <nlohmann/json.hpp>
 
-#include "agent/llm_provider.h"
-#include "core/url_text.h"
+#include "llm_provider.h"
+#include "forgek/core/url_text.h"
 
 namespace forgek {
 namespace {

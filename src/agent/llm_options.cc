@@ -1,8 +1,8 @@
 // LLM agent options resolved from the environment: provider names, base URL, key variable.
 #include <cstdlib>
 
-#include "core/url_text.h"
-#include "forgek/llm.h"
+#include "forgek/core/url_text.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 namespace {

@@ -1,10 +1,10 @@
 // The llm agent's population and parent rule.
-#include "agent/llm_parents.h"
+#include "llm_parents.h"
 
 #include <algorithm>
 #include <set>
 
-#include "forgek/verdict.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 namespace {

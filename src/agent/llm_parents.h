@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
+#include "forgek/agent/agent.h"
 
 namespace forgek {
 

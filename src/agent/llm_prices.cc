@@ -1,6 +1,6 @@
 // Loading the price table and finding a model's price in it.
-#include "core/json_parse.h"
-#include "agent/llm_prices.h"
+#include "forgek/core/json_parse.h"
+#include "llm_prices.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,14 +1,14 @@
 // The provider factory and what both APIs share: error bodies and key redaction.
-#include "agent/llm_provider.h"
+#include "llm_provider.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 
-#include "core/json_location.h"
-#include "core/json_parse.h"
-#include "core/token_count.h"
-#include "core/utf8_text.h"
+#include "forgek/core/json_location.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/token_count.h"
+#include "forgek/core/utf8_text.h"
 
 namespace forgek {
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/http.h"
-#include "forgek/llm.h"
+#include "forgek/agent/http.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 

@@ -1,8 +1,8 @@
 // The replay agent: the llm agent's engine with recorded responses in place of the network.
 #include <spdlog/spdlog.h>
 
-#include "agent/llm_session.h"
-#include "core/url_text.h"
+#include "llm_session.h"
+#include "forgek/core/url_text.h"
 
 namespace forgek {
 
@@ -92,7 +92,7 @@ bool ReplayAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* out
 
 LlmSpend ReplayAgent::Spent() const { return impl_->Spent(); }
 
-std::string ReplayAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
+StopReason ReplayAgent::BudgetSpent() const { return impl_->BudgetSpent(nullptr); }
 
 std::string ReplayAgent::Note() const { return impl_->Note(); }
 

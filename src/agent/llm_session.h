@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "agent/llm_prices.h"
-#include "agent/llm_provider.h"
-#include "agent/prompt_template.h"
-#include "forgek/builtin_agent.h"
-#include "forgek/http.h"
-#include "forgek/llm.h"
+#include "llm_prices.h"
+#include "llm_provider.h"
+#include "prompt_template.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/agent/http.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 
@@ -52,7 +52,7 @@ struct LlmAgent::Impl {
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err);
   LlmSpend Spent() const;
   // The cap that is spent ("max-cost", "max-tokens", with what it means in `why` when given), or "".
-  std::string BudgetSpent(std::string* why) const;
+  StopReason BudgetSpent(std::string* why) const;
   // Agent::Note: what the run does since the model ran out of ideas, or "".
   std::string Note() const { return note_; }
 

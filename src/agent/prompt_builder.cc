@@ -1,11 +1,11 @@
 // Renders a proposal context as prompt text: the operator, its shapes, the hardware and the run so far.
-#include "agent/prompt_builder.h"
+#include "prompt_builder.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "forgek/device_library.h"
+#include "forgek/core/device_library.h"
 
 namespace forgek {
 namespace {
@@ -60,7 +60,7 @@ std::string DecisionLines(const std::vector<RetrievedDecision>& decisions) {
   std::vector<std::string> lines;
   for (const auto& d : decisions) {
     std::string text = d.text.empty() ? fmt::format("{} {}", d.mechanism, d.settings) : d.text;
-    lines.push_back(fmt::format("- [{}, effect x{:.2f}, confidence {:.2f}] {}", d.verdict, d.effect, d.confidence, text));
+    lines.push_back(fmt::format("- [{}, effect x{:.2f}, confidence {:.2f}] {}", DecisionVerdictName(d.verdict), d.effect, d.confidence, text));
   }
   return OrNone(Join(lines, "\n"));
 }

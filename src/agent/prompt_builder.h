@@ -3,10 +3,10 @@
 
 #include <string>
 
-#include "agent/llm_parents.h"
-#include "agent/prompt_template.h"
-#include "forgek/agent.h"
-#include "forgek/llm.h"
+#include "llm_parents.h"
+#include "prompt_template.h"
+#include "forgek/agent/agent.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agent/prompt_builder.h"
-#include "forgek/device_library.h"
+#include "prompt_builder.h"
+#include "forgek/core/device_library.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // The {{name}} renderer and the loading of the prompt files.
-#include "agent/prompt_template.h"
+#include "prompt_template.h"
 
 #include <cctype>
 #include <fstream>

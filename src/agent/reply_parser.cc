@@ -1,12 +1,12 @@
 // Extraction of the candidate code block from a reply and its checking against the operator.
-#include "agent/reply_parser.h"
+#include "reply_parser.h"
 
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 
-#include "forgek/family_space.h"
-#include "forgek/hash.h"
+#include "forgek/agent/family_space.h"
+#include "forgek/core/hash.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // The top-level command line: global options, logging set-up, dispatch and exit-code mapping.
-#include "cli/app.h"
+#include "forgek/cli/app.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,9 +18,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/help_examples.h"
-#include "cli/option_checks.h"
+#include "commands.h"
+#include "help_examples.h"
+#include "option_checks.h"
 
 namespace forgek::cli {
 namespace {

@@ -1,5 +1,5 @@
 // Tagged rows of `forgek ops bench` and their three printers (text, markdown, JSON).
-#include "cli/bench_rows.h"
+#include "bench_rows.h"
 
 #include <algorithm>
 

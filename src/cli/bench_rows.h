@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/evaluation.h"
+#include "forgek/core/evaluation.h"
 
 namespace forgek::cli {
 

@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/context.h"
+#include "context.h"
 
 namespace forgek::cli {
 
@@ -22,6 +22,7 @@ void set_eval_command(CLI::App& app, Context& ctx);
 void set_knowledge_command(CLI::App& app, Context& ctx);
 void set_profile_command(CLI::App& app, Context& ctx);
 void set_regress_command(CLI::App& app, Context& ctx);
+void set_report_command(CLI::App& app, Context& ctx);
 
 // Every registered subcommand, in the order --help shows them.
 inline constexpr CommandSetup kCommands[] = {
@@ -35,6 +36,7 @@ inline constexpr CommandSetup kCommands[] = {
     set_knowledge_command,
     set_seal_command,
     set_regress_command,
+    set_report_command,
     set_worker_command,
 };
 

@@ -1,11 +1,11 @@
 // Resolution of the shared locations named by the global options.
-#include "cli/context.h"
+#include "context.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 
 namespace forgek::cli {
 

@@ -12,18 +12,18 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "core/json_parse.h"
-#include "core/url_text.h"
-#include "cli/commands.h"
-#include "run/driver_version.h"
-#include "cli/gpu_session.h"
-#include "forgek/calibration.h"
-#include "forgek/library_reference.h"
-#include "forgek/store.h"
-#include "forgek/compile.h"
-#include "forgek/paths.h"
-#include "forgek/subprocess.h"
-#include "forgek/worker_protocol.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/url_text.h"
+#include "commands.h"
+#include "forgek/run/driver_version.h"
+#include "gpu_session.h"
+#include "forgek/run/calibration.h"
+#include "forgek/cuda/library_reference.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/subprocess.h"
+#include "forgek/protocol/worker_protocol.h"
 
 namespace forgek::cli {
 namespace {

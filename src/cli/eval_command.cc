@@ -9,18 +9,18 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/option_checks.h"
-#include "cli/load_operator.h"
-#include "cli/params_option.h"
-#include "seal/incumbent.h"
-#include "forgek/store.h"
-#include "forgek/candidate.h"
-#include "forgek/compile.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/worker_client.h"
-#include "forgek/worker_protocol.h"
+#include "commands.h"
+#include "option_checks.h"
+#include "load_operator.h"
+#include "params_option.h"
+#include "forgek/seal/incumbent.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/core/candidate.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/eval/worker_client.h"
+#include "forgek/protocol/worker_protocol.h"
 
 namespace forgek::cli {
 namespace {

@@ -1,5 +1,5 @@
 // Opening the GPU for a command: probe, peaks (calibrated once per device and stored), evaluator.
-#include "cli/gpu_session.h"
+#include "gpu_session.h"
 
 #include <cctype>
 
@@ -7,14 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/calibration.h"
-#include "forgek/compile.h"
-#include "forgek/gpu_list.h"
-#include "forgek/hash.h"
-#include "forgek/knowledge.h"
-#include "forgek/paths.h"
-#include "forgek/seal.h"
-#include "run/driver_version.h"
+#include "forgek/run/calibration.h"
+#include "forgek/compile/compile.h"
+#include "forgek/run/gpu_list.h"
+#include "forgek/core/hash.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/paths.h"
+#include "forgek/seal/seal.h"
+#include "forgek/run/driver_version.h"
 
 namespace forgek::cli {
 namespace {

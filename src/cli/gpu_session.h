@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
-#include "cli/context.h"
-#include "forgek/evaluation.h"
-#include "forgek/operator_spec.h"
-#include "forgek/store.h"
-#include "forgek/worker_client.h"
+#include "context.h"
+#include "forgek/core/evaluation.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/eval/worker_client.h"
 
 namespace forgek::cli {
 

@@ -1,5 +1,5 @@
 // The examples of each subcommand, kept in one table so that every --help shows how it is used.
-#include "cli/help_examples.h"
+#include "help_examples.h"
 
 #include <map>
 #include <string>
@@ -48,6 +48,9 @@ const std::map<std::string, std::vector<std::string>>& Examples() {
       {"regress",
        {"forgek regress --junit nightly.xml --json-file nightly.json",
         "forgek regress --ops softmax_fp32,gemm_bf16 --threshold 0.02"}},
+      {"report",
+       {"forgek report", "forgek report --op softmax_fp32 --format html -o softmax.html",
+        "forgek report --run RUN_ID --format json", "forgek report --format csv -o suite.csv"}},
       {"seal diff", {"forgek seal diff SEAL_A SEAL_B", "forgek --json seal diff SEAL_A SEAL_B"}},
       {"worker", {"forgek worker --probe   # what the supervisor runs to count GPUs"}},
   };

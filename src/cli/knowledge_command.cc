@@ -13,17 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "core/atomic_file.h"
-#include "core/file_read.h"
-#include "core/json_parse.h"
-#include "cli/commands.h"
-#include "cli/option_checks.h"
-#include "cli/printable.h"
-#include "forgek/knowledge.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/store.h"
-#include "forgek/store_io.h"
+#include "forgek/core/atomic_file.h"
+#include "forgek/core/file_read.h"
+#include "forgek/core/json_parse.h"
+#include "commands.h"
+#include "option_checks.h"
+#include "printable.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/knowledge/store_io.h"
 
 namespace forgek::cli {
 namespace {
@@ -67,7 +67,7 @@ json DecisionJson(const DecisionRecord& d) {
           {"mechanism", d.scope.mechanism},
           {"setting", d.scope.setting},
           {"settings", StoredJson(d.settings_json)},
-          {"verdict", d.verdict},
+          {"verdict", DecisionVerdictName(d.verdict)},
           {"effect", d.effect},
           {"effect_interval", {d.effect_lo, d.effect_hi}},
           {"comparisons", d.comparisons},
@@ -119,7 +119,7 @@ void PrintDecisionTable(const std::vector<DecisionRecord>& decisions, const std:
     if (TransferredTo(d, op)) from = "transferred from " + from;
     std::printf("  %-10.10s  %-24s %-22s %-7s %-10s %-20s %5d  %s\n", Printable(d.id).c_str(), Printable(d.scope.mechanism.substr(0, 24)).c_str(),
                 d.scope.setting.empty() ? "(mechanism)" : Printable(d.scope.setting.substr(0, 22)).c_str(), Printable(d.scope.regime).c_str(),
-                Printable(d.verdict).c_str(), Printable(EffectCell(d)).c_str(), d.comparisons, Printable(from).c_str());
+                DecisionVerdictName(d.verdict), Printable(EffectCell(d)).c_str(), d.comparisons, Printable(from).c_str());
   }
 }
 

@@ -1,7 +1,7 @@
 // The operator a command names (by name or alias), loaded for the command or a Failure naming why not.
-#include "cli/load_operator.h"
+#include "load_operator.h"
 
-#include "core/suggest.h"
+#include "forgek/core/suggest.h"
 
 namespace forgek::cli {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/context.h"
-#include "forgek/operator_spec.h"
+#include "context.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek::cli {
 

@@ -1,6 +1,6 @@
 // `forgek ops bench [OPS...]`: the expert reference of each config, timed against its roofline.
-#include "cli/ops_bench.h"
-#include "cli/load_operator.h"
+#include "ops_bench.h"
+#include "load_operator.h"
 
 #include <cstdio>
 #include <future>
@@ -8,14 +8,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cli/bench_rows.h"
-#include "cli/gpu_session.h"
-#include "cli/option_checks.h"
-#include "forgek/compile.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/store.h"
-#include "seal/incumbent.h"
+#include "bench_rows.h"
+#include "gpu_session.h"
+#include "option_checks.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek::cli {
 namespace {

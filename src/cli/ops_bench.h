@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/context.h"
+#include "context.h"
 
 namespace forgek::cli {
 

@@ -9,16 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/ops_bench.h"
-#include "cli/printable.h"
-#include "forgek/candidate.h"
-#include "forgek/compile.h"
-#include "forgek/library_reference.h"
-#include "forgek/operator_spec.h"
-#include "forgek/param_corners.h"
-#include "forgek/paths.h"
-#include "forgek/spec_limits.h"
+#include "commands.h"
+#include "ops_bench.h"
+#include "printable.h"
+#include "forgek/core/candidate.h"
+#include "forgek/compile/compile.h"
+#include "forgek/cuda/library_reference.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/param_corners.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek::cli {
 namespace {

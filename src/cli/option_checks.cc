@@ -1,5 +1,5 @@
 // Option-value checks: each returns "" for a good value, else what is wrong with it.
-#include "cli/option_checks.h"
+#include "option_checks.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/gpu_list.h"
-#include "forgek/paths.h"
+#include "forgek/run/gpu_list.h"
+#include "forgek/core/paths.h"
 
 namespace forgek::cli {
 namespace {

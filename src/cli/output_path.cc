@@ -1,5 +1,5 @@
 // Output paths checked before the work that ends in writing them.
-#include "cli/output_path.h"
+#include "output_path.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

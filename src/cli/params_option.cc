@@ -1,5 +1,5 @@
 // `--params` and comma lists, shared by `forgek eval` and `forgek profile`.
-#include "cli/params_option.h"
+#include "params_option.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/context.h"
+#include "context.h"
 
 namespace forgek::cli {
 

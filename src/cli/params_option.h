@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/candidate.h"
+#include "forgek/core/candidate.h"
 
 namespace forgek::cli {
 

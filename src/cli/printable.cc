@@ -1,5 +1,5 @@
 // Escaping control characters in text that is printed.
-#include "cli/printable.h"
+#include "printable.h"
 
 #include <cstdio>
 #include <string_view>

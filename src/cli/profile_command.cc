@@ -8,19 +8,19 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/load_operator.h"
-#include "cli/gpu_session.h"
-#include "cli/option_checks.h"
-#include "cli/params_option.h"
-#include "forgek/bottleneck.h"
-#include "forgek/candidate.h"
-#include "forgek/compile.h"
-#include "forgek/knowledge.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/store.h"
-#include "forgek/worker_protocol.h"
+#include "commands.h"
+#include "load_operator.h"
+#include "gpu_session.h"
+#include "option_checks.h"
+#include "params_option.h"
+#include "forgek/knowledge/bottleneck.h"
+#include "forgek/core/candidate.h"
+#include "forgek/compile/compile.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/protocol/worker_protocol.h"
 
 namespace forgek::cli {
 namespace {
@@ -58,12 +58,6 @@ KernelUnderTest PrepareKernel(const Context& ctx, const OperatorSpec& op, const 
   return {a.reference ? "reference" : "candidate", "", r.cubin, c.manifest, params};
 }
 
-// The dtype whose tensor peak bounds the operator's arithmetic: its first float input.
-DType ComputeDType(const OperatorSpec& op) {
-  for (const TensorSpec& t : op.tensors)
-    if (t.role != TensorRole::output && DTypeIsFloat(t.dtype)) return t.dtype;
-  return DType::f32;
-}
 
 BottleneckVerdict Judge(const KernelProfile& p, const OperatorSpec& op, const DevicePeaks& peaks, int sms) {
   BottleneckInputs in;
@@ -71,7 +65,7 @@ BottleneckVerdict Judge(const KernelProfile& p, const OperatorSpec& op, const De
   in.flops = p.flops;
   in.bytes = p.bytes;
   in.time_us = p.time_us;
-  in.peak_flops = peaks.TflopsFor(ComputeDType(op)) * 1e12;
+  in.peak_flops = peaks.TflopsFor(op.ComputeDType()) * 1e12;
   in.peak_bandwidth = peaks.BandwidthGbps() * 1e9;
   for (const KernelLaunchRecord& l : p.launches) in.blocks += l.grid[0] * l.grid[1] * l.grid[2];
   in.sm_count = sms;

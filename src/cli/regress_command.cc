@@ -8,15 +8,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/gpu_session.h"
-#include "cli/load_operator.h"
-#include "cli/output_path.h"
-#include "cli/printable.h"
-#include "core/atomic_file.h"
-#include "forgek/hash.h"
-#include "forgek/regress.h"
-#include "forgek/store.h"
+#include "commands.h"
+#include "gpu_session.h"
+#include "load_operator.h"
+#include "output_path.h"
+#include "printable.h"
+#include "forgek/core/atomic_file.h"
+#include "forgek/core/hash.h"
+#include "forgek/seal/regress.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek::cli {
 namespace {

@@ -14,15 +14,15 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/load_operator.h"
-#include "cli/gpu_session.h"
-#include "cli/option_checks.h"
-#include "forgek/agent_factory.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "commands.h"
+#include "load_operator.h"
+#include "gpu_session.h"
+#include "option_checks.h"
+#include "forgek/run/agent_factory.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek::cli {
 namespace {
@@ -105,7 +105,7 @@ void PrintSummary(const Context& ctx, const RunSummary& summary) {
 // The exit code of a run that ended: interrupted 130; recorded failed (an agent that gave up, a
 // compile-only run where nothing compiled) 1; else 0, a spent --max-cost or --max-tokens included.
 int ExitCodeOf(const RunSummary& summary) {
-  if (summary.stop_reason == "interrupted") return kExitInterrupted;
+  if (summary.stop_reason == StopReason::interrupted) return kExitInterrupted;
   return forgek::RunExitCode(summary) != 0 ? kExitFailure : kExitOk;
 }
 

@@ -5,15 +5,15 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/commands.h"
-#include "cli/option_checks.h"
-#include "cli/printable.h"
-#include "cli/load_operator.h"
-#include "cli/gpu_session.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
+#include "commands.h"
+#include "option_checks.h"
+#include "printable.h"
+#include "load_operator.h"
+#include "gpu_session.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek::cli {
 namespace {
@@ -22,6 +22,7 @@ struct SealArgs {
   std::string op;
   std::string id, other;
   std::string dir;
+  std::string lang = "folder";  // export: "folder" (docs/seal-format.md) or "c"
   bool allow_rebuilt = false;
 };
 
@@ -85,11 +86,21 @@ void Export(const Context& ctx, const SealArgs& a) {
   copts.cache_dir = CacheDir("nvrtc");
   Compiler compiler(copts);
   std::string err;
-  if (!ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)) throw Failure(err);
-  if (ctx.json)
-    std::printf("%s\n", nlohmann::json{{"seal", seal.id}, {"dir", a.dir}}.dump().c_str());
-  else
+  const bool c = a.lang == "c";
+  if (c ? !ExportSealC(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)
+        : !ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err))
+    throw Failure(err);
+  const std::string stem = CExportName(op.name);
+  if (ctx.json) {
+    nlohmann::json out = {{"seal", seal.id}, {"dir", a.dir}, {"lang", a.lang}};
+    if (c) out["files"] = {stem + ".h", stem + ".c"};
+    std::printf("%s\n", out.dump().c_str());
+  } else if (c) {
+    std::printf("exported seal %s as C to %s (%s.h, %s.c)\n", Printable(seal.id.substr(0, 12)).c_str(),
+                Printable(a.dir).c_str(), stem.c_str(), stem.c_str());
+  } else {
     std::printf("exported seal %s to %s\n", Printable(seal.id.substr(0, 12)).c_str(), a.dir.c_str());
+  }
 }
 
 void Diff(const Context& ctx, const SealArgs& a) {
@@ -131,9 +142,18 @@ void set_seal_command(CLI::App& app, Context& ctx) {
   show->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
   show->callback([&ctx, args] { Show(ctx, *args); });
 
-  CLI::App* exp = seal->add_subcommand("export", "Write a self-contained folder loadable with the CUDA driver API");
+  CLI::App* exp = seal->add_subcommand(
+      "export", "Write a self-contained folder loadable with the CUDA driver API, or (--lang c) C source that runs it");
   exp->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
   exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty; through a symbolic link, the folder it points to)")->required()->check(NonEmpty());
+  exp->add_option("--lang", args->lang,
+                  "folder (default): kernel.cu, kernel.cubin, launch.json (every suite config's launches resolved), "
+                  "seal.json, README.md, and a dispatch's table and kernels. c: forgek_<op>.h and forgek_<op>.c, the "
+                  "cubins embedded; one function per operator, forgek_<op>(stream, tensors, scalars, sizes, workspace), "
+                  "plans the launches for any sizes from the manifests' expressions, checks the constraints, returns "
+                  "an error code for sizes no kernel takes, picks a dispatch seal's kernel by its rule and needs the "
+                  "CUDA driver API alone (docs/seal-format.md)")
+      ->check(CLI::IsMember({"folder", "c"}));
   exp->add_flag("--allow-rebuilt", args->allow_rebuilt,
                 "Export even when this toolchain's cubin differs from the sealed one");
   exp->callback([&ctx, args] { Export(ctx, *args); });

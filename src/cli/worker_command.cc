@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
-#include "worker/gpu_context.h"
-#include "worker/worker.h"
+#include "commands.h"
+#include "forgek/worker/gpu_context.h"
+#include "forgek/worker/worker.h"
 
 namespace forgek::cli {
 

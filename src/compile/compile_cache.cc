@@ -1,5 +1,5 @@
 // The on-disk compile cache: key derivation, atomic entry writes, checked entry reads.
-#include "compile/compile_cache.h"
+#include "compile_cache.h"
 
 #include <unistd.h>
 
@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
-#include "core/json_parse.h"
-#include "forgek/hash.h"
+#include "forgek/core/atomic_file.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/hash.h"
 
 namespace forgek {
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/compile.h"
+#include "forgek/compile/compile.h"
 
 namespace forgek {
 

@@ -1,5 +1,5 @@
 // Starting and watching the compile child; its way of ending becomes the candidate's reason.
-#include "compile/compile_child.h"
+#include "compile_child.h"
 
 #include <signal.h>
 
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "compile/compile_wire.h"
-#include "forgek/subprocess.h"
+#include "compile_wire.h"
+#include "forgek/core/subprocess.h"
 
 extern char** environ;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/nvrtc_program.h"
+#include "nvrtc_program.h"
 
 namespace forgek {
 

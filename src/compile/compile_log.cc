@@ -1,5 +1,5 @@
 // Parsers for NVRTC's program log (front-end diagnostics and the ptxas -v report).
-#include "compile/compile_log.h"
+#include "compile_log.h"
 
 #include <cstdlib>
 #include <regex>

@@ -1,7 +1,7 @@
 // CompileResult::Summary: the few lines a person or an agent reads first.
 #include <string>
 
-#include "forgek/compile.h"
+#include "forgek/compile/compile.h"
 
 namespace forgek {
 namespace {

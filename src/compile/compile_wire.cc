@@ -1,5 +1,5 @@
 // The compile child's framing: a magic line, then records "KEY LENGTH\n" + LENGTH bytes + "\n".
-#include "compile/compile_wire.h"
+#include "compile_wire.h"
 
 #include <charconv>
 #include <utility>

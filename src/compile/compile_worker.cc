@@ -1,5 +1,5 @@
 // The compile child's side: read the request, give up what a compile does not need, compile, reply.
-#include "forgek/compile_worker.h"
+#include "forgek/compile/compile_worker.h"
 
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "compile/compile_wire.h"
-#include "compile/landlock.h"
-#include "compile/nvrtc_program.h"
+#include "compile_wire.h"
+#include "landlock.h"
+#include "nvrtc_program.h"
 
 namespace forgek {
 namespace {

@@ -14,16 +14,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "compile/compile_cache.h"
-#include "compile/compile_child.h"
-#include "compile/compile_log.h"
-#include "compile/include_check.h"
-#include "compile/landlock.h"
-#include "compile/nvrtc_program.h"
-#include "forgek/compile.h"
-#include "forgek/compile_worker.h"
-#include "forgek/device_library.h"
-#include "forgek/paths.h"
+#include "compile_cache.h"
+#include "compile_child.h"
+#include "compile_log.h"
+#include "include_check.h"
+#include "landlock.h"
+#include "nvrtc_program.h"
+#include "forgek/compile/compile.h"
+#include "forgek/compile/compile_worker.h"
+#include "forgek/core/device_library.h"
+#include "forgek/core/paths.h"
 
 namespace forgek {
 namespace {

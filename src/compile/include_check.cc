@@ -1,7 +1,7 @@
 // The #include pre-check: each including directive names a relative header literally.
-#include "compile/include_check.h"
+#include "include_check.h"
 
-#include "forgek/directives.h"
+#include "forgek/core/directives.h"
 
 namespace forgek {
 namespace {

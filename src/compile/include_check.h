@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/compile.h"
+#include "forgek/compile/compile.h"
 
 namespace forgek {
 

@@ -1,6 +1,6 @@
 // Landlock rulesets over the raw system calls (glibc has no wrappers; the uapi header of the
 // build machine may predate the fields a newer kernel offers, so the structures are spelled here).
-#include "compile/landlock.h"
+#include "landlock.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>

@@ -1,12 +1,12 @@
 // NVRTC calls: program creation, cancellable compilation, log and cubin retrieval, versions.
-#include "compile/nvrtc_program.h"
+#include "nvrtc_program.h"
 
 #include <nvrtc.h>
 
 #include <atomic>
 #include <memory>
 
-#include "forgek/compile.h"
+#include "forgek/compile/compile.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // Atomic replacement of output files: temporary file in the same folder, fsync, rename.
-#include "core/atomic_file.h"
+#include "forgek/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // Parsing a candidate's manifest: the JSON in the first /* forgek ... */ comment of a .cu file.
-#include "forgek/candidate.h"
+#include "forgek/core/candidate.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,12 +7,12 @@
 #include <map>
 #include <set>
 
-#include "core/file_read.h"
-#include "core/json_fields.h"
-#include "core/json_parse.h"
-#include "core/manifest_span.h"
-#include "forgek/paths.h"
-#include "forgek/spec_limits.h"
+#include "forgek/core/file_read.h"
+#include "json_fields.h"
+#include "forgek/core/json_parse.h"
+#include "manifest_span.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 

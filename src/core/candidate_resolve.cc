@@ -5,10 +5,10 @@
 #include <limits>
 #include <set>
 
-#include "core/json_location.h"
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
-#include "forgek/spec_limits.h"
+#include "forgek/core/json_location.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
-#include "core/json_fields.h"
-#include "core/manifest_span.h"
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
+#include "json_fields.h"
+#include "manifest_span.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek {
 

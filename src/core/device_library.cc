@@ -1,10 +1,10 @@
 // Expanding a candidate's includes of the device library into its source, and back for reading.
-#include "forgek/device_library.h"
+#include "forgek/core/device_library.h"
 
 #include <set>
 
-#include "core/device_library_data.h"
-#include "forgek/directives.h"
+#include "device_library_data.h"
+#include "forgek/core/directives.h"
 
 namespace forgek {
 namespace {

@@ -1,7 +1,7 @@
 // The device library's text, generated into the build (scripts/embed-device-library.cmake).
 #pragma once
 
-#include "forgek/device_library.h"
+#include "forgek/core/device_library.h"
 
 namespace forgek {
 

@@ -1,7 +1,7 @@
 // Formatting of located errors.
-#include "forgek/diagnostic.h"
+#include "forgek/core/diagnostic.h"
 
-#include "forgek/spec_limits.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 

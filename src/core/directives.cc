@@ -1,5 +1,5 @@
 // A small preprocessor-shaped scan: line splices joined, comments dropped, directives read.
-#include "forgek/directives.h"
+#include "forgek/core/directives.h"
 
 #include <cstddef>
 

@@ -1,5 +1,5 @@
 // Element types of operator tensors and scalars: names, sizes, kinds.
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek {
 

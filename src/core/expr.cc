@@ -1,13 +1,13 @@
 // The expression language: a recursive-descent parser and an overflow-checked int64 evaluator.
-#include "forgek/expr.h"
+#include "forgek/core/expr.h"
 
 #include <algorithm>
 #include <cctype>
 #include <limits>
 #include <set>
 
-#include "core/suggest.h"
-#include "forgek/spec_limits.h"
+#include "forgek/core/suggest.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 
@@ -439,6 +439,30 @@ class Evaluator {
   Diagnostic* diag_;
 };
 
+Expr::TreeNode CopyTree(const Node& n) {
+  Expr::TreeNode t;
+  t.value = n.value;
+  t.name = n.name;
+  switch (n.kind) {
+    case Node::Kind::integer: t.kind = Expr::TreeNode::Kind::integer; break;
+    case Node::Kind::name: t.kind = Expr::TreeNode::Kind::name; break;
+    case Node::Kind::unary:
+      t.kind = Expr::TreeNode::Kind::unary;
+      t.ops.push_back(OpText(n.unary_op));
+      break;
+    case Node::Kind::chain:
+      t.kind = Expr::TreeNode::Kind::chain;
+      for (Op op : n.ops) t.ops.push_back(OpText(op));
+      break;
+    case Node::Kind::call:
+      t.kind = Expr::TreeNode::Kind::call;
+      t.name = n.function->name;
+      break;
+  }
+  for (const auto& c : n.children) t.children.push_back(CopyTree(*c));
+  return t;
+}
+
 void CollectNames(const Node& n, std::set<std::string>* names) {
   if (n.kind == Node::Kind::name) names->insert(n.name);
   for (const auto& c : n.children) CollectNames(*c, names);
@@ -463,6 +487,8 @@ bool Expr::Eval(const Bindings& vars, int64_t* out, Diagnostic* diag) const {
   Evaluator evaluator(vars, diag);
   return evaluator.Eval(*root_, out);
 }
+
+Expr::TreeNode Expr::Tree() const { return CopyTree(*root_); }
 
 std::vector<std::string> Expr::Names() const {
   std::set<std::string> names;

@@ -1,5 +1,5 @@
 // Reading an input file whole, with its kind and size taken from the opened descriptor first.
-#include "core/file_read.h"
+#include "forgek/core/file_read.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

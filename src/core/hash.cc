@@ -1,7 +1,7 @@
 // SHA-256 through OpenSSL's EVP interface.
-#include "forgek/hash.h"
+#include "forgek/core/hash.h"
 
-#include "forgek/device_library.h"
+#include "forgek/core/device_library.h"
 
 #include <openssl/evp.h>
 

@@ -1,11 +1,11 @@
 // Typed JSON field access with located diagnostics, shared by the operator and candidate loaders.
-#include "core/json_fields.h"
+#include "json_fields.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
-#include "core/suggest.h"
+#include "forgek/core/suggest.h"
 
 namespace forgek {
 

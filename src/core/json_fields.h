@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_location.h"
-#include "forgek/diagnostic.h"
-#include "forgek/expr.h"
+#include "forgek/core/json_location.h"
+#include "forgek/core/diagnostic.h"
+#include "forgek/core/expr.h"
 
 namespace forgek {
 

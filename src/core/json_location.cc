@@ -1,5 +1,5 @@
 // Mapping JSON paths to lines and columns for located diagnostics.
-#include "core/json_location.h"
+#include "forgek/core/json_location.h"
 
 #include <set>
 

@@ -1,12 +1,12 @@
 // Parsing JSON that comes from outside with bounded nesting and size: a linear scan first, then nlohmann.
-#include "core/json_parse.h"
+#include "forgek/core/json_parse.h"
 
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "core/json_location.h"
+#include "forgek/core/json_location.h"
 
 namespace forgek {
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "forgek/diagnostic.h"
+#include "forgek/core/diagnostic.h"
 
 namespace forgek {
 

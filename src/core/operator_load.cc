@@ -7,13 +7,13 @@
 #include <map>
 #include <set>
 
-#include "core/file_read.h"
-#include "core/json_fields.h"
-#include "core/json_parse.h"
-#include "core/suggest.h"
-#include "forgek/operator_spec.h"
-#include "forgek/partition.h"
-#include "forgek/paths.h"
+#include "forgek/core/file_read.h"
+#include "json_fields.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/suggest.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/partition.h"
+#include "forgek/core/paths.h"
 
 namespace forgek {
 

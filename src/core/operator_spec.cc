@@ -1,15 +1,15 @@
 // Operator lookups: configs and tensors of a loaded spec, operator folders, names and aliases.
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
-#include "core/file_read.h"
-#include "core/json_parse.h"
-#include "core/suggest.h"
+#include "forgek/core/file_read.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/suggest.h"
 
 namespace forgek {
 
@@ -122,6 +122,12 @@ bool ResolveOperator(const std::string& root, const std::string& name_or_alias, 
   }
   *err = message;
   return false;
+}
+
+DType OperatorSpec::ComputeDType() const {
+  for (const TensorSpec& t : tensors)
+    if (t.role != TensorRole::output && DTypeIsFloat(t.dtype)) return t.dtype;
+  return DType::f32;
 }
 
 }  // namespace forgek

@@ -1,5 +1,5 @@
 // Names of evaluation outcomes, as stored and printed.
-#include "forgek/evaluation.h"
+#include "forgek/core/evaluation.h"
 
 namespace forgek {
 

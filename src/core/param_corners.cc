@@ -1,5 +1,5 @@
 // The first valid instance and the corners of a candidate's param domains.
-#include "forgek/param_corners.h"
+#include "forgek/core/param_corners.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // Param assignments to and from JSON objects: the one copy every module uses.
-#include "forgek/params.h"
+#include "forgek/core/params.h"
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 

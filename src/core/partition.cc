@@ -1,5 +1,5 @@
 // Random uneven partitions of an integer total (the `partition` init of MoE group sizes).
-#include "forgek/partition.h"
+#include "forgek/core/partition.h"
 
 #include <algorithm>
 #include <cmath>

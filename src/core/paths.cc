@@ -1,5 +1,5 @@
 // Lookup of shipped data folders and per-user locations.
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 
 #include <pwd.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // DevicePeaks: the bandwidth and per-type accessors and the one JSON form of a device's peaks.
-#include "forgek/peaks.h"
+#include "forgek/core/peaks.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,5 +1,5 @@
 // Child processes over posix_spawn: redirected streams, process groups, output with a timeout.
-#include "forgek/subprocess.h"
+#include "forgek/core/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

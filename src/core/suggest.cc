@@ -1,5 +1,5 @@
 // Close-match suggestions for unknown names.
-#include "core/suggest.h"
+#include "forgek/core/suggest.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // URL helpers: userinfo detection, masking of secrets for printing, endpoint paths before the query.
-#include "core/url_text.h"
+#include "forgek/core/url_text.h"
 
 namespace forgek {
 namespace {

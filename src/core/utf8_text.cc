@@ -1,5 +1,5 @@
 // UTF-8 validation and repair (RFC 3629), for text that came from outside forgek.
-#include "core/utf8_text.h"
+#include "forgek/core/utf8_text.h"
 
 namespace forgek {
 namespace {
@@ -54,6 +54,36 @@ std::string ValidUtf8(const std::string& text) {
     } else {
       out.append(text, i, n);
       i += n;
+    }
+  }
+  return out;
+}
+
+std::string XmlEscape(const std::string& text) {
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(valid[i]);
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\r': out += "&#13;"; break;
+      case '\t': out += "&#9;"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          out += "\xEF\xBF\xBD";
+        } else if (c == 0xEF && i + 2 < valid.size() && static_cast<unsigned char>(valid[i + 1]) == 0xBF &&
+                   (static_cast<unsigned char>(valid[i + 2]) & 0xFE) == 0xBE) {
+          out += "\xEF\xBF\xBD";  // U+FFFE, U+FFFF
+          i += 2;
+        } else {
+          out += valid[i];
+        }
     }
   }
   return out;

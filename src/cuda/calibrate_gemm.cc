@@ -1,5 +1,5 @@
 // cuBLASLt GEMMs and copies timed with events: the measured ceilings of a device.
-#include "cuda/calibrate_gemm.h"
+#include "forgek/cuda/calibrate_gemm.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda/device_kernels.h"
-#include "cuda/library_registry.h"
+#include "forgek/cuda/device_kernels.h"
+#include "library_registry.h"
 
 namespace forgek::cuda {
 namespace {

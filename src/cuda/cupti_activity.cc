@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "cupti_status.h"
-#include "forgek/cupti.h"
+#include "forgek/cuda/cupti.h"
 
 namespace forgek {
 namespace {

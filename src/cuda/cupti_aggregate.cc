@@ -1,7 +1,7 @@
 // Combining per-kernel range-profiler metrics into one set for a whole piece of work.
 #include <set>
 
-#include "forgek/cupti.h"
+#include "forgek/cuda/cupti.h"
 
 namespace forgek {
 namespace {

@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "cupti_status.h"
-#include "forgek/cupti.h"
+#include "forgek/cuda/cupti.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // The worker's helper kernels: seeded inputs, poisoning, fp64 comparison, L2 flush, clock probe.
-#include "cuda/device_kernels.h"
+#include "forgek/cuda/device_kernels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

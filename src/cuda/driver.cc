@@ -1,5 +1,5 @@
 // Loads the driver API with dlopen + cuGetProcAddress; nothing in forgek links libcuda.
-#include "cuda/driver.h"
+#include "forgek/cuda/driver.h"
 
 #include <dlfcn.h>
 

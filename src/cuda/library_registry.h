@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 
 namespace forgek {
 

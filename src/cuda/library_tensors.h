@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 
 namespace forgek {
 

@@ -2,7 +2,7 @@
 #include <cublasLt.h>
 #include <cudnn.h>
 
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 
 namespace forgek {
 

@@ -1,5 +1,5 @@
 // Spawning the GPU worker and talking to it under a watchdog.
-#include "forgek/worker_client.h"
+#include "forgek/eval/worker_client.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,8 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "forgek/paths.h"
-#include "forgek/subprocess.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/subprocess.h"
 
 namespace forgek {
 namespace {

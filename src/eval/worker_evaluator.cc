@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "protocol/timing_stats.h"
-#include "forgek/verdict.h"
-#include "forgek/worker_client.h"
+#include "forgek/protocol/timing_stats.h"
+#include "forgek/verdict/verdict.h"
+#include "forgek/eval/worker_client.h"
 
 namespace forgek {
 namespace {
@@ -22,12 +22,6 @@ std::vector<uint64_t> FreshSeeds(int n) {
   return seeds;
 }
 
-// The dtype whose tensor-core peak bounds the operator's arithmetic: its first float input.
-DType ComputeDType(const OperatorSpec& op) {
-  for (const TensorSpec& t : op.tensors)
-    if (t.role != TensorRole::output && DTypeIsFloat(t.dtype)) return t.dtype;
-  return DType::f32;
-}
 
 bool EvalFormula(const std::string& text, const char* field, const OperatorSpec& op, const ConfigSpec& c,
                  double* out, std::string* err) {
@@ -188,10 +182,10 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     WorkerClient::Reply r = client_.Call("evaluate", ToJson(cmd), req.deadline_s);
     const std::string where = "config " + config->name;
     Outcome failed = Outcome::crash;
-    if (WorkerFailure(r.status, "ok", &failed)) return finish(failed, where + ": " + r.detail);
+    if (WorkerFailure(r.status, ReplyStatus::ok, &failed)) return finish(failed, where + ": " + r.detail);
     EvaluateReply reply;
     Outcome malformed = Outcome::crash;  // a reply that breaks the protocol counts as a protocol_error
-    WorkerFailure(WorkerClient::Status::protocol_error, "", &malformed);
+    WorkerFailure(WorkerClient::Status::protocol_error, ReplyStatus::error, &malformed);
     if (!BoolField(r.body, "ok", false) && !r.body.contains("status"))
       return finish(malformed, where + ": worker error: " + StringField(r.body, "error", "?"));
     if (!FromJson(r.body, &reply, &err)) return finish(malformed, where + ": malformed worker reply: " + err);
@@ -223,14 +217,14 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
         return finish(Outcome::launch_error, err);
       const double median = cr.candidate.median_us;
       auto pct = [&](double bound_us) { return median > 0 ? bound_us / median * 100 : 0; };
-      cr.roofline_us = SolMicros(flops, bytes, peaks.TflopsFor(ComputeDType(op)), peaks.BandwidthGbps());
+      cr.roofline_us = SolMicros(flops, bytes, peaks.TflopsFor(op.ComputeDType()), peaks.BandwidthGbps());
       cr.floor_us = peaks.launch_floor_us;
       cr.sol_us = BoundMicros(cr.roofline_us, cr.floor_us);
       cr.sol_pct = pct(cr.sol_us);
       const DevicePeaks& sheet = opts_.datasheet;
       if (sheet.valid()) {
         cr.datasheet_sol_us =
-            BoundMicros(SolMicros(flops, bytes, sheet.TflopsFor(ComputeDType(op)), sheet.BandwidthGbps()), cr.floor_us);
+            BoundMicros(SolMicros(flops, bytes, sheet.TflopsFor(op.ComputeDType()), sheet.BandwidthGbps()), cr.floor_us);
         cr.datasheet_sol_pct = pct(cr.datasheet_sol_us);
       }
       cr.speedup = has_incumbent && median > 0 ? cr.incumbent.median_us / median : 0;

@@ -1,9 +1,9 @@
 // The one mapping of how a worker call ends (call status, reply status) onto the store's outcomes.
-#include "forgek/worker_client.h"
+#include "forgek/eval/worker_client.h"
 
 namespace forgek {
 
-bool WorkerFailure(WorkerClient::Status call, const std::string& reply_status, Outcome* out) {
+bool WorkerFailure(WorkerClient::Status call, ReplyStatus reply_status, Outcome* out) {
   switch (call) {
     case WorkerClient::Status::ok:
       break;
@@ -16,8 +16,8 @@ bool WorkerFailure(WorkerClient::Status call, const std::string& reply_status, O
       *out = Outcome::crash;
       return true;
   }
-  if (reply_status == "ok") return false;
-  *out = reply_status == "crash" ? Outcome::crash : Outcome::launch_error;
+  if (reply_status == ReplyStatus::ok) return false;
+  *out = reply_status == ReplyStatus::crash ? Outcome::crash : Outcome::launch_error;
   return true;
 }
 

@@ -1,7 +1,7 @@
 // Analysis of one kernel profile into observations: launch, name, metrics, SASS classes, roofline.
 #include <algorithm>
 
-#include "knowledge/analysis_internal.h"
+#include "analysis_internal.h"
 
 namespace forgek {
 

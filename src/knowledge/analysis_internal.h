@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek::analysis {
 

@@ -1,5 +1,5 @@
 // The bottleneck verdict: which unit limits a kernel, from its metrics and its roofline position.
-#include "forgek/bottleneck.h"
+#include "forgek/knowledge/bottleneck.h"
 
 #include <algorithm>
 #include <cstdio>

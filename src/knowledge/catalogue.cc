@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/file_read.h"
-#include "core/json_parse.h"
-#include "forgek/knowledge.h"
-#include "forgek/paths.h"
+#include "forgek/core/file_read.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/paths.h"
 
 namespace forgek {
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/knowledge.h"
-#include "forgek/verdict.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <set>
 
-#include "forgek/knowledge.h"
-#include "forgek/verdict.h"
-#include "knowledge/independence.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/verdict/verdict.h"
+#include "independence.h"
 
 namespace forgek {
 
@@ -70,13 +70,13 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
   d->effect_hi = n > 0 ? d->effect * (1 + noise) : 1.0;
   Direction dir = n > 0 ? Classify(d->effect, noise) : Direction::same;
   if (n > 0 && dir == Direction::faster)
-    d->verdict = "validated";
+    d->verdict = DecisionVerdict::validated;
   else if (n > 0 && dir == Direction::slower)
-    d->verdict = "refuted";
+    d->verdict = DecisionVerdict::refuted;
   else
-    d->verdict = "hypothesis";
+    d->verdict = DecisionVerdict::hypothesis;
   // Confidence: how many independent comparisons agree with the verdict; observations add little.
-  d->confidence = n > 0 && d->verdict != "hypothesis" ? static_cast<double>(n) / (n + 1.0)
+  d->confidence = n > 0 && d->verdict != DecisionVerdict::hypothesis ? static_cast<double>(n) / (n + 1.0)
                                                       : std::min(0.3, 0.1 * observations);
   if (d->settings_json.empty()) d->settings_json = "{}";
   if (d->scope.setting.empty()) {
@@ -100,9 +100,9 @@ void DeriveDecision(const std::vector<EvidenceRecord>& evidence, DecisionRecord*
                          "] over " + std::to_string(n) + (n == 1 ? " comparison" : " comparisons");
   if (recorded > n)
     interval += " (of " + std::to_string(recorded) + " recorded; those sharing a measurement count once)";
-  if (d->verdict == "validated")
+  if (d->verdict == DecisionVerdict::validated)
     text += "helps " + interval;
-  else if (d->verdict == "refuted")
+  else if (d->verdict == DecisionVerdict::refuted)
     text += "hurts " + interval;
   else if (n > 0)
     text += "no effect beyond noise, " + interval;

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
-#include "forgek/store_io.h"
-#include "knowledge/import_check.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/knowledge/store_io.h"
+#include "import_check.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

@@ -1,9 +1,9 @@
 // Forgetting knowledge: a decision, an operator's observations and evidence, a mechanism, or a seal.
 #include <set>
 
-#include "forgek/store_io.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/knowledge/store_io.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

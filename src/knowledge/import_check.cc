@@ -1,5 +1,5 @@
 // Validation of imported rows: an import is untrusted, and the store and `knowledge show` trust what it holds.
-#include "knowledge/import_check.h"
+#include "import_check.h"
 
 #include <cmath>
 #include <cstdint>
@@ -8,9 +8,10 @@
 #include <set>
 #include <utility>
 
-#include "core/json_parse.h"
-#include "core/token_count.h"
-#include "forgek/evaluation.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/token_count.h"
+#include "forgek/core/decision.h"
+#include "forgek/core/evaluation.h"
 
 namespace forgek::store_detail {
 namespace {
@@ -30,7 +31,9 @@ using Key = std::pair<std::string, std::string>;  // table, column
 
 // Allowed words of enumerated columns.
 const std::set<std::string>* Enumeration(const Key& key) {
-  static const std::set<std::string> verdicts = {"hypothesis", "validated", "refuted"};
+  static const std::set<std::string> verdicts = {DecisionVerdictName(DecisionVerdict::hypothesis),
+                                                 DecisionVerdictName(DecisionVerdict::validated),
+                                                 DecisionVerdictName(DecisionVerdict::refuted)};
   // A "running" run is stored "interrupted" by the import (it runs elsewhere, never here).
   static const std::set<std::string> statuses = {"running", "finished", "failed", "interrupted"};
   static const std::set<std::string> archs = {"sm90", "sm100"};

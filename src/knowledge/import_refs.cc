@@ -2,9 +2,9 @@
 // a dispatch seal, the candidates of its table), a parent seal and a run.
 #include <set>
 
-#include "core/json_parse.h"
-#include "knowledge/import_check.h"
-#include "knowledge/sql.h"
+#include "forgek/core/json_parse.h"
+#include "import_check.h"
+#include "sql.h"
 
 namespace forgek::store_detail {
 namespace {

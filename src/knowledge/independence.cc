@@ -8,7 +8,7 @@
 // verdict. A decision counts instead a largest set of its comparisons that share no attempt: a
 // maximum matching of the bipartite graph whose sides are this setting's attempts and the other
 // settings' attempts (each comparison is an edge between its two attempts).
-#include "knowledge/independence.h"
+#include "independence.h"
 
 #include <algorithm>
 #include <map>
@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 

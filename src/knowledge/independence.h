@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek {
 

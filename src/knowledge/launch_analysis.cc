@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "knowledge/analysis_internal.h"
+#include "analysis_internal.h"
 
 namespace forgek::analysis {
 

@@ -1,5 +1,5 @@
 // Metric observations: bottleneck, tensor-pipe and DRAM utilisation, occupancy, L2 hit rate, bank conflicts.
-#include "knowledge/analysis_internal.h"
+#include "analysis_internal.h"
 
 namespace forgek::analysis {
 

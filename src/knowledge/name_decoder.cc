@@ -15,7 +15,7 @@
 #include <regex>
 #include <sstream>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 

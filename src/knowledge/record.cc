@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 

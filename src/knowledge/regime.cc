@@ -1,7 +1,7 @@
 // Shape regimes: the coarse classes of input sizes that a decision is scoped to.
 #include <algorithm>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 

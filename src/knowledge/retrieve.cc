@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 
@@ -24,7 +24,9 @@ bool RetrieveDecisions(Store& store, const RetrievalScope& scope, int limit, std
     if (d.scope.category == scope.category) return own || d.operators.empty() ? 0 : 1;
     return 2;
   };
-  auto rank = [](const std::string& v) { return v == "validated" ? 0 : v == "hypothesis" ? 1 : 2; };
+  auto rank = [](DecisionVerdict v) {
+    return v == DecisionVerdict::validated ? 0 : v == DecisionVerdict::hypothesis ? 1 : 2;
+  };
   std::vector<const DecisionRecord*> kept;
   for (const DecisionRecord& d : found)
     if (in_regimes(d.scope.regime)) kept.push_back(&d);
@@ -68,9 +70,9 @@ std::string RenderDecisionsPrompt(const std::vector<RetrievedDecision>& decision
     std::string line = "- " + d.text + "\n";
     if (const Mechanism* m = kb.FindMechanism(d.mechanism)) line += "  How: " + m->llm_words + "\n";
     // A setting validated on another operator is a prior to confirm here, not a fact.
-    if (d.verdict == "validated" && !d.transferred)
+    if (d.verdict == DecisionVerdict::validated && !d.transferred)
       prefer += line;
-    else if (d.verdict == "refuted")
+    else if (d.verdict == DecisionVerdict::refuted)
       avoid += "- " + d.text + "\n";
     else
       explore += line;

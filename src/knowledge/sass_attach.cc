@@ -1,7 +1,7 @@
 // SASS for profiles: the disassembly of our own cubins, done once per kernel for all its configs.
 #include <spdlog/spdlog.h>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 

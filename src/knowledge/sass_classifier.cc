@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "forgek/knowledge.h"
-#include "forgek/subprocess.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/subprocess.h"
 
 namespace forgek {
 

@@ -1,10 +1,10 @@
 // Schema migrations of the knowledge store. Append new versions; never edit a shipped one.
-#include "knowledge/schema.h"
+#include "schema.h"
 
 #include <string>
 #include <vector>
 
-#include "knowledge/sql.h"
+#include "sql.h"
 
 namespace forgek::schema {
 namespace {

@@ -1,5 +1,5 @@
 // The prepared-statement wrapper behind the store.
-#include "knowledge/sql.h"
+#include "sql.h"
 
 namespace forgek::sql {
 

@@ -1,5 +1,5 @@
 // Opening the knowledge store safely (create, migrate, refuse foreign/corrupt/newer files) and transactions.
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -15,9 +15,9 @@
 #include <set>
 #include <system_error>
 
-#include "forgek/paths.h"
-#include "knowledge/schema.h"
-#include "knowledge/sql.h"
+#include "forgek/core/paths.h"
+#include "schema.h"
+#include "sql.h"
 
 namespace forgek {
 namespace fs = std::filesystem;

@@ -1,8 +1,8 @@
 // Store: the sealed binaries, content-addressed by SHA-256.
-#include "forgek/hash.h"
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/core/hash.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

@@ -1,8 +1,8 @@
 // Store: devices (with calibrated peaks), operators and the mechanism catalogue.
-#include "core/json_parse.h"
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek::store_detail {
 

@@ -3,11 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
-#include "forgek/knowledge.h"
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 
@@ -35,12 +35,17 @@ std::vector<std::string> ParseStringList(const std::string& text) {
   return out;
 }
 
-DecisionRecord ReadDecision(const sql::Stmt& s) {
+// False (with the decision and the text named) when the stored verdict is none of the three: a
+// store edited by hand or by another program.
+bool ReadDecision(const sql::Stmt& s, DecisionRecord* out, std::string* err) {
   DecisionRecord d;
   d.id = s.Text(0);
   d.scope = {s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(14)};
   d.settings_json = s.Text(5);
-  d.verdict = s.Text(6);
+  if (!ParseDecisionVerdict(s.Text(6), &d.verdict)) {
+    if (err) *err = "decision " + d.id + ": unknown verdict '" + s.Text(6) + "' (hypothesis, validated or refuted)";
+    return false;
+  }
   d.effect = s.Real(7);
   d.confidence = s.Real(8);
   d.supporting = static_cast<int>(s.Int(9));
@@ -52,7 +57,8 @@ DecisionRecord ReadDecision(const sql::Stmt& s) {
   d.effect_hi = s.Real(16);
   d.comparisons = static_cast<int>(s.Int(17));
   d.operators = ParseStringList(s.Text(18));
-  return d;
+  *out = std::move(d);
+  return true;
 }
 
 EvidenceRecord ReadEvidence(const sql::Stmt& s) {
@@ -105,7 +111,7 @@ bool RecomputeDecision(Store& store, const std::string& decision_id, DecisionRec
       if (err) *err = "no decision " + decision_id;
       return false;
     }
-    d = ReadDecision(s);
+    if (!ReadDecision(s, &d, err)) return false;
   }
   std::vector<EvidenceRecord> evidence;
   if (!LoadEvidence(db, decision_id, &evidence, err)) return false;
@@ -116,7 +122,7 @@ bool RecomputeDecision(Store& store, const std::string& decision_id, DecisionRec
               "UPDATE decisions SET settings_json = ?, verdict = ?, effect = ?, confidence = ?, supporting = ?, "
               "contradicting = ?, text = ?, updated_at = ?, effect_lo = ?, effect_hi = ?, comparisons = ?, "
               "operators_json = ? WHERE id = ?");
-  u.Bind(1, d.settings_json).Bind(2, d.verdict).Bind(3, d.effect).Bind(4, d.confidence).Bind(5, d.supporting);
+  u.Bind(1, d.settings_json).Bind(2, DecisionVerdictName(d.verdict)).Bind(3, d.effect).Bind(4, d.confidence).Bind(5, d.supporting);
   u.Bind(6, d.contradicting).Bind(7, d.text).Bind(8, d.updated_at).Bind(9, d.effect_lo).Bind(10, d.effect_hi);
   u.Bind(11, d.comparisons).Bind(12, nlohmann::json(d.operators).dump()).Bind(13, d.id);
   if (!u.Run(err)) return false;
@@ -281,11 +287,14 @@ bool Store::ListDecisions(const DecisionQuery& q, std::vector<DecisionRecord>* o
                      "THEN 1 ELSE 2 END, confidence DESC, effect DESC, mechanism, setting, regime, id";
   if (q.limit > 0) text += " LIMIT " + std::to_string(q.limit);
   sql::Stmt s(db_, text.c_str());
-  s.Bind(1, q.arch).Bind(2, q.category).Bind(3, q.regime).Bind(4, q.mechanism).Bind(5, q.verdict);
+  s.Bind(1, q.arch).Bind(2, q.category).Bind(3, q.regime).Bind(4, q.mechanism);
+  s.Bind(5, q.verdict ? DecisionVerdictName(*q.verdict) : "");
   for (bool row = true;;) {
     if (!s.Step(&row, err)) return false;
     if (!row) return true;
-    out->push_back(ReadDecision(s));
+    DecisionRecord d;
+    if (!ReadDecision(s, &d, err)) return false;
+    out->push_back(std::move(d));
   }
 }
 
@@ -298,7 +307,8 @@ bool Store::GetDecision(const std::string& id_or_prefix, DecisionRecord* out, st
   bool row = false;
   if (!s.Step(&row, err)) return false;
   if (!row) return true;
-  DecisionRecord d = ReadDecision(s);
+  DecisionRecord d;
+  if (!ReadDecision(s, &d, err)) return false;
   if (!s.Step(&row, err)) return false;
   if (row) {
     if (err) *err = "decision id prefix '" + id_or_prefix + "' is ambiguous; give more characters";

@@ -1,7 +1,7 @@
 // Store: runs, candidates (deduplicated by content hash), attempts with measurements, LLM exchanges.
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

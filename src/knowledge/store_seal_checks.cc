@@ -1,7 +1,7 @@
 // Store: the nightly history, one row per config of a seal re-checked by `forgek regress`.
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

@@ -1,7 +1,7 @@
 // Store: seals, immutable, with their lineage.
-#include "forgek/store.h"
-#include "knowledge/sql.h"
-#include "knowledge/store_internal.h"
+#include "forgek/knowledge/store.h"
+#include "sql.h"
+#include "store_internal.h"
 
 namespace forgek {
 

@@ -1,9 +1,9 @@
 // Ids, content hashes and JSON conversions shared by the store's files.
 #include <random>
 
-#include "core/json_parse.h"
-#include "forgek/hash.h"
-#include "knowledge/store_internal.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/hash.h"
+#include "store_internal.h"
 
 namespace forgek::store_detail {
 

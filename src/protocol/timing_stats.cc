@@ -1,5 +1,5 @@
 // Timing statistics, the stop rule and speed-of-light arithmetic.
-#include "protocol/timing_stats.h"
+#include "forgek/protocol/timing_stats.h"
 
 #include <algorithm>
 #include <cmath>

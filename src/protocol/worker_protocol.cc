@@ -1,9 +1,9 @@
 // JSON encoding of the worker protocol (include/forgek/worker_protocol.h) as nlohmann_json to_json/from_json.
-#include "forgek/worker_protocol.h"
+#include "forgek/protocol/worker_protocol.h"
 
 #include <initializer_list>
 
-#include "core/json_parse.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 
@@ -142,10 +142,22 @@ void PutIfSet(json& j, const char* key, const std::string& value) {
   }                                                                                \
   FORGEK_WIRE_FROM(Type, required, __VA_ARGS__)
 
+const char* ReplyStatusName(ReplyStatus s) {
+  switch (s) {
+    case ReplyStatus::ok: return "ok";
+    case ReplyStatus::launch_error: return "launch_error";
+    case ReplyStatus::crash: return "crash";
+    case ReplyStatus::unsupported: return "unsupported";
+    case ReplyStatus::error: return "error";
+  }
+  return "error";
+}
+
 // Enums travel as the spellings operator.json and manifests use.
 static void to_json(json& j, DType t) { j = DTypeName(t); }
 static void to_json(json& j, TensorRole r) { j = TensorRoleName(r); }
 static void to_json(json& j, ResolvedArg::Kind k) { j = ResolvedArgKindName(k); }
+static void to_json(json& j, ReplyStatus s) { j = ReplyStatusName(s); }
 static void from_json(const json& j, DType& t) {
   if (!ParseDType(j.get<std::string>(), &t)) throw WireError{"", "unknown dtype '" + j.get<std::string>() + "'"};
 }
@@ -155,6 +167,10 @@ static void from_json(const json& j, TensorRole& r) {
 static void from_json(const json& j, ResolvedArg::Kind& k) {
   using K = ResolvedArg::Kind;
   k = ByName(j, {K::tensor, K::workspace, K::tensor_map, K::i32, K::i64, K::f32}, ResolvedArgKindName, "kind");
+}
+static void from_json(const json& j, ReplyStatus& s) {
+  using S = ReplyStatus;
+  s = ByName(j, {S::ok, S::launch_error, S::crash, S::unsupported, S::error}, ReplyStatusName, "status");
 }
 
 // The members of a distribution that travel: hi_expr and total_expr arrive evaluated (hi, total).

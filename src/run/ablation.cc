@@ -1,9 +1,9 @@
 // Ablation variants: one controlled param of the best moved to a neighbouring value.
-#include "run/ablation.h"
+#include "ablation.h"
 
 #include <algorithm>
 
-#include "forgek/family_space.h"
+#include "forgek/agent/family_space.h"
 
 namespace forgek {
 

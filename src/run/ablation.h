@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek {
 

@@ -1,9 +1,9 @@
 // The agent of a run, built from its choice; LLM exchanges recorded in the store for replay.
-#include "forgek/agent_factory.h"
+#include "forgek/run/agent_factory.h"
 
 #include <spdlog/spdlog.h>
 
-#include "forgek/builtin_agent.h"
+#include "forgek/agent/builtin_agent.h"
 
 namespace forgek {
 

@@ -1,6 +1,6 @@
 // The batch scheduler: a queue of operators, a set of GPUs, one run per free GPU.
-#include "core/json_parse.h"
-#include "forgek/batch.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/run/batch.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,14 +1,14 @@
 // Splitting a batch's budget by headroom, and reading an operator's headroom from the store.
-#include "forgek/budget.h"
+#include "forgek/run/budget.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
-#include "forgek/verdict.h"
-#include "core/json_parse.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/verdict/verdict.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 namespace {

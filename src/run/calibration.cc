@@ -1,9 +1,9 @@
 // Calibrated peaks in the store: the worker's measured DevicePeaks in and out of the device record.
-#include "forgek/calibration.h"
+#include "forgek/run/calibration.h"
 
 #include <spdlog/spdlog.h>
 
-#include "run/driver_version.h"
+#include "forgek/run/driver_version.h"
 
 namespace forgek {
 

@@ -1,5 +1,5 @@
 // The GPU driver's release, from /proc and the CUDA driver API's version number.
-#include "run/driver_version.h"
+#include "forgek/run/driver_version.h"
 
 #include <fstream>
 #include <regex>

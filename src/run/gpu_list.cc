@@ -1,5 +1,5 @@
 // Parsing of `--gpus all|N|LIST`.
-#include "forgek/gpu_list.h"
+#include "forgek/run/gpu_list.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // Profiling and analysing the incumbent, with profiles cached in the store.
-#include "run/incumbent_analysis.h"
+#include "incumbent_analysis.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,9 +7,9 @@
 #include <chrono>
 #include <map>
 
-#include "forgek/compile.h"
-#include "forgek/hash.h"
-#include "forgek/params.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
 
 namespace forgek {
 namespace {

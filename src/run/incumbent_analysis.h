@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "forgek/evaluation.h"
-#include "forgek/knowledge.h"
-#include "forgek/operator_spec.h"
-#include "forgek/profile.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
-#include "seal/incumbent.h"
+#include "forgek/core/evaluation.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/profile.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 

@@ -1,5 +1,5 @@
 // A dispatch incumbent as an agent sees it: the kernel serving each config, with its source.
-#include "run/incumbent_view.h"
+#include "incumbent_view.h"
 
 #include <map>
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
-#include "forgek/store.h"
-#include "seal/incumbent.h"
+#include "forgek/agent/agent.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 

@@ -1,11 +1,11 @@
 // Families a model wrote in earlier runs that won there, offered to this run as families.
-#include "run/invented_families.h"
+#include "invented_families.h"
 
 #include <spdlog/spdlog.h>
 
 #include <set>
 
-#include "forgek/agent.h"
+#include "forgek/agent/agent.h"
 
 namespace forgek {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
-#include "forgek/store.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek {
 

@@ -1,14 +1,14 @@
 // Prior results: the best candidates of earlier runs of an operator, for the agent to start from.
-#include "run/prior_results.h"
+#include "prior_results.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 
-#include "forgek/knowledge.h"
-#include "forgek/params.h"
-#include "forgek/verdict.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/core/params.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
-#include "forgek/store.h"
+#include "forgek/agent/agent.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek {
 

@@ -1,11 +1,11 @@
 // A resumed run's history: attempts, their candidates, measurements and the analyses of new bests.
-#include "run/resume_history.h"
+#include "resume_history.h"
 
 #include <algorithm>
 #include <map>
 
-#include "forgek/params.h"
-#include "forgek/verdict.h"
+#include "forgek/core/params.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
-#include "forgek/knowledge.h"
-#include "forgek/store.h"
+#include "forgek/agent/agent.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/knowledge/store.h"
 
 namespace forgek {
 

@@ -1,16 +1,16 @@
 // One attempt: a proposal evaluated on the configs it supports, recorded, and kept when it is the best.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <algorithm>
 #include <set>
 
-#include "forgek/device_library.h"
-#include "forgek/dispatch.h"
-#include "forgek/hash.h"
-#include "forgek/params.h"
-#include "forgek/store.h"
-#include "forgek/verdict.h"
-#include "run/run_text.h"
+#include "forgek/core/device_library.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/verdict/verdict.h"
+#include "run_text.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // Confirm and seal a dispatch: the fastest kernel per config, its fallback checked, the table sealed.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <algorithm>
 #include <map>
@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/dispatch.h"
-#include "forgek/params.h"
-#include "forgek/verdict.h"
-#include "core/json_parse.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/core/params.h"
+#include "forgek/verdict/verdict.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 

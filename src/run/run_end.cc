@@ -1,5 +1,5 @@
 // The run's end: spend and lineage in the summary, the run closed with its status.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/dispatch.h"
-#include "forgek/store.h"
-#include "run/run_text.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/knowledge/store.h"
+#include "run_text.h"
 
 namespace forgek {
 namespace {
@@ -19,8 +19,8 @@ namespace {
 // Why a run that reached its end failed, "" when it did not: the agent gave up (the stop reason
 // says why), or a --compile-only run tried candidates and not one compiled.
 std::string EndFailure(const RunOptions& opts, const RunSummary& s) {
-  if (s.stop_reason.rfind("agent: ", 0) == 0) return "the agent stopped the run: " + s.stop_reason.substr(7);
-  if (!opts.compile_only || s.attempts == 0 || s.stop_reason == "interrupted") return "";
+  if (s.stop_reason == StopReason::agent_failed) return "the agent stopped the run: " + s.stop_detail;
+  if (!opts.compile_only || s.attempts == 0 || s.stop_reason == StopReason::interrupted) return "";
   auto compiled = s.outcomes.find(OutcomeName(Outcome::compiled));
   if (compiled != s.outcomes.end() && compiled->second > 0) return "";
   return "every one of the " + std::to_string(s.attempts) +
@@ -69,7 +69,7 @@ void RunState::FillBest() {
 bool RunState::CloseRun(const std::string& status, std::string* err) {
   summary_->status = status;
   if (!services_.store || run_id_.empty()) return true;
-  nlohmann::json j = {{"stop_reason", summary_->stop_reason}, {"attempts", summary_->attempts},
+  nlohmann::json j = {{"stop_reason", StopReasonText(*summary_)}, {"attempts", summary_->attempts},
                       {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
                       {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
   if (!summary_->error.empty()) j["error"] = summary_->error;
@@ -91,11 +91,11 @@ bool RunState::CloseRun(const std::string& status, std::string* err) {
 }
 
 bool RunState::Finish(std::string* err) {
-  if (summary_->stop_reason.empty()) summary_->stop_reason = "iterations";
+  if (summary_->stop_reason == StopReason::none) summary_->stop_reason = StopReason::iterations;
   FillSpendAndLineage();
   FillBest();
   if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
-      summary_->stop_reason != "interrupted") {
+      summary_->stop_reason != StopReason::interrupted) {
     std::map<std::string, double> best_metrics;
     auto stage_start = std::chrono::steady_clock::now();
     AnalyzeBest(&best_metrics);
@@ -143,11 +143,11 @@ bool RunState::Finish(std::string* err) {
     summary_->error = failure;
     return CloseRun("failed", err);
   }
-  return CloseRun(summary_->stop_reason == "interrupted" ? "interrupted" : "finished", err);
+  return CloseRun(summary_->stop_reason == StopReason::interrupted ? "interrupted" : "finished", err);
 }
 
 bool RunState::Fail(const std::string& reason, std::string* err) {
-  summary_->stop_reason = "error";
+  summary_->stop_reason = StopReason::error;
   summary_->error = reason;
   FillBest();
   FillSpendAndLineage();

@@ -1,14 +1,14 @@
 // What a run learns: controlled comparisons of attempts, the best's profile and its ablations.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
 
-#include "forgek/store.h"
-#include "run/ablation.h"
-#include "run/resume_history.h"
+#include "forgek/knowledge/store.h"
+#include "ablation.h"
+#include "resume_history.h"
 
 namespace forgek {
 
@@ -140,12 +140,12 @@ void RunState::SummarizeLearned() {
   summary_->decisions_learned.clear();
   std::vector<const DecisionRecord*> changed;
   for (const auto& [id, d] : learned_) changed.push_back(&d);
-  auto rank = [](const DecisionRecord* d) { return d->verdict == "validated" ? 0 : d->verdict == "refuted" ? 1 : 2; };
+  auto rank = [](const DecisionRecord* d) { return d->verdict == DecisionVerdict::validated ? 0 : d->verdict == DecisionVerdict::refuted ? 1 : 2; };
   std::stable_sort(changed.begin(), changed.end(), [&](const DecisionRecord* a, const DecisionRecord* b) {
     if (rank(a) != rank(b)) return rank(a) < rank(b);
     return a->comparisons > b->comparisons;
   });
-  for (const DecisionRecord* d : changed) summary_->decisions_learned.push_back(d->verdict + ": " + d->text);
+  for (const DecisionRecord* d : changed) summary_->decisions_learned.push_back(std::string(DecisionVerdictName(d->verdict)) + ": " + d->text);
 }
 
 std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "forgek/run.h"
-#include "run/run_state.h"
+#include "forgek/run/run.h"
+#include "run_state.h"
 
 namespace forgek {
 namespace {
@@ -21,11 +21,11 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-// Why the run stops now, or "". A run whose --time went into analysing the incumbent still makes
+// Why the run stops now, or none. A run whose --time went into analysing the incumbent still makes
 // its first attempts: a run of no attempt would report nothing about the operator at all.
-std::string StopReason(const RunState& state, Clock::time_point start) {
-  std::string stop = state.BudgetSpent(Seconds(start));
-  if (stop == "time" && state.AttemptsMade() == 0) return "";
+StopReason StopNow(const RunState& state, Clock::time_point start) {
+  StopReason stop = state.BudgetSpent(Seconds(start));
+  if (stop == StopReason::time && state.AttemptsMade() == 0) return StopReason::none;
   return stop;
 }
 
@@ -37,7 +37,7 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
   if (services.evaluator) pool.push_back(services.evaluator);
   for (Evaluator* e : services.more_evaluators) pool.push_back(e);
   auto stop = [&] {
-    return !StopReason(state, start).empty() || (services.stop_requested && services.stop_requested());
+    return StopNow(state, start) != StopReason::none || (services.stop_requested && services.stop_requested());
   };
   if (pool.size() <= 1) {
     for (size_t i = 0; i < proposals.size(); ++i) {
@@ -90,8 +90,8 @@ bool EvaluateBatch(const std::vector<Proposal>& proposals, std::vector<std::futu
 bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSummary* summary,
           Clock::time_point start, std::string* err) {
   while (true) {
-    std::string stop = StopReason(state, start);
-    if (!stop.empty()) {
+    StopReason stop = StopNow(state, start);
+    if (stop != StopReason::none) {
       summary->stop_reason = stop;
       return true;
     }
@@ -101,28 +101,31 @@ bool Loop(const RunOptions& opts, RunServices& services, RunState& state, RunSum
     std::string agent_err;
     if (!services.agent->Propose(ctx, &proposals, &agent_err)) {
       // An agent cut short by the run's own end (its --time budget, Ctrl-C) did not fail.
-      std::string budget = state.BudgetSpent(Seconds(start));
-      if (!budget.empty()) {
-        spdlog::info("agent {} stopped by the run's end ({}): {}", services.agent->Name(), budget, agent_err);
+      StopReason budget = state.BudgetSpent(Seconds(start));
+      if (budget != StopReason::none) {
+        spdlog::info("agent {} stopped by the run's end ({}): {}", services.agent->Name(), StopReasonName(budget),
+                     agent_err);
         summary->stop_reason = budget;
         return true;
       }
       // The agent's own budget (--max-cost, --max-tokens) ends the run like --time: not a failure.
-      std::string agent_budget = services.agent->BudgetSpent();
-      if (!agent_budget.empty()) {
-        spdlog::info("agent {} stopped by its budget ({}): {}", services.agent->Name(), agent_budget, agent_err);
+      StopReason agent_budget = services.agent->BudgetSpent();
+      if (agent_budget != StopReason::none) {
+        spdlog::info("agent {} stopped by its budget ({}): {}", services.agent->Name(), StopReasonName(agent_budget),
+                     agent_err);
         summary->stop_reason = agent_budget;
         return true;
       }
       spdlog::error("agent {} stopped the run: {}", services.agent->Name(), agent_err);
-      summary->stop_reason = "agent: " + agent_err;
+      summary->stop_reason = StopReason::agent_failed;
+      summary->stop_detail = agent_err;
       return true;
     }
     if (proposals.empty()) {
       // Nothing new to offer (a search space exhausted, a model that only repeats itself): the
       // run ends with what it found, which is not a failure.
       spdlog::info("agent {} has nothing new to offer: the run ends with what it found", services.agent->Name());
-      summary->stop_reason = "exhausted";
+      summary->stop_reason = StopReason::exhausted;
       return true;
     }
     std::vector<std::future<CompileResult>> compiles;
@@ -165,7 +168,7 @@ bool RunOptimisation(const OperatorSpec& op, const RunOptions& opts, RunServices
   summary->wall_s = Seconds(start);
   summary->candidates_per_minute = summary->wall_s > 0 ? summary->attempts / (summary->wall_s / 60.0) : 0;
   if (ok) {
-    if (services.stop_requested && services.stop_requested()) summary->stop_reason = "interrupted";
+    if (services.stop_requested && services.stop_requested()) summary->stop_reason = StopReason::interrupted;
     try {
       if (state.Finish(err)) return true;
     } catch (const std::exception& e) {

@@ -1,18 +1,18 @@
 // Confirm and seal: the best re-measured on fresh seeds, checked beyond the suite, and sealed with its binaries.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
 
-#include "forgek/dispatch.h"
-#include "forgek/hash.h"
-#include "forgek/outside_shapes.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
-#include "forgek/verdict.h"
-#include "run/run_text.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/core/hash.h"
+#include "forgek/seal/outside_shapes.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/verdict/verdict.h"
+#include "run_text.h"
 
 namespace forgek {
 

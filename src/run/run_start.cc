@@ -1,5 +1,5 @@
 // The run's start: the incumbent and the expert reference, the analysis of the reference, the run's records.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
-#include "run/incumbent_analysis.h"
-#include "run/incumbent_view.h"
-#include "run/resume_history.h"
-#include "run/run_text.h"
+#include "forgek/knowledge/store.h"
+#include "incumbent_analysis.h"
+#include "incumbent_view.h"
+#include "resume_history.h"
+#include "run_text.h"
 
 namespace forgek {
 namespace {

@@ -1,13 +1,13 @@
 // The run's shared steps: budget and time, the context an agent proposes from, progress lines.
-#include "run/run_state.h"
+#include "run_state.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "forgek/verdict.h"
-#include "run/run_text.h"
+#include "forgek/verdict/verdict.h"
+#include "run_text.h"
 
 namespace forgek {
 namespace {
@@ -45,12 +45,12 @@ double RunState::EndWorkEstimate() const {
   return evaluation + (have_kb_ ? profile : 0) + (ablations ? evaluation + profile : 0);
 }
 
-std::string RunState::BudgetSpent(double elapsed_s) const {
-  if (services_.stop_requested && services_.stop_requested()) return "interrupted";
-  if (opts_.iterations > 0 && attempts_this_run_ >= opts_.iterations) return "iterations";
-  if (opts_.time_s > 0 && elapsed_s + EndWorkEstimate() >= opts_.time_s) return "time";
-  if (opts_.patience > 0 && since_best_ >= opts_.patience) return "patience";
-  return "";
+StopReason RunState::BudgetSpent(double elapsed_s) const {
+  if (services_.stop_requested && services_.stop_requested()) return StopReason::interrupted;
+  if (opts_.iterations > 0 && attempts_this_run_ >= opts_.iterations) return StopReason::iterations;
+  if (opts_.time_s > 0 && elapsed_s + EndWorkEstimate() >= opts_.time_s) return StopReason::time;
+  if (opts_.patience > 0 && since_best_ >= opts_.patience) return StopReason::patience;
+  return StopReason::none;
 }
 
 int RunState::AttemptsLeft() const {

@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/dispatch.h"
-#include "forgek/knowledge.h"
-#include "forgek/run.h"
-#include "forgek/seal.h"
-#include "run/invented_families.h"
-#include "run/prior_results.h"
-#include "seal/incumbent.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/run/run.h"
+#include "forgek/seal/seal.h"
+#include "invented_families.h"
+#include "prior_results.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 
@@ -31,7 +31,7 @@ class RunState {
   // Picks and checks the incumbent, profiles and analyses it, opens (or resumes) the run record.
   bool Begin(std::string* err);
   // "" while the budget lasts, else why the run stops (iterations, time, patience, interrupted).
-  std::string BudgetSpent(double elapsed_s) const;
+  StopReason BudgetSpent(double elapsed_s) const;
   int AttemptsLeft() const;
   int AttemptsMade() const { return attempts_this_run_; }
   // The agent's view: operator, hardware, incumbent analysis, fresh decisions, history.

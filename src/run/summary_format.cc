@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/run.h"
+#include "forgek/run/run.h"
 
 namespace forgek {
 namespace {
@@ -30,7 +30,8 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
   if (!s.error.empty()) out += "failed: " + s.error + "\n";
   std::string counts;
   for (const auto& [name, n] : s.outcomes) counts += Printf(" %s=%d", name.c_str(), n);
-  std::string stop = s.stop_reason == "exhausted" ? "exhausted (the agent had nothing new to offer)" : s.stop_reason;
+  std::string stop = s.stop_reason == StopReason::exhausted ? "exhausted (the agent had nothing new to offer)"
+                                                             : StopReasonText(s);
   out += Printf("attempts: %d (%.1f per minute, %.1f s) stopped by %s;%s\n", s.attempts, s.candidates_per_minute,
                 s.wall_s, stop.c_str(), counts.c_str());
   if (!s.stages.empty()) {
@@ -140,7 +141,7 @@ std::string RunSummaryJson(const RunSummary& s) {
                       {"device", s.device},
                       {"agent", s.agent},
                       {"incumbent", s.incumbent},
-                      {"stop_reason", s.stop_reason},
+                      {"stop_reason", StopReasonText(s)},
                       {"agent_note", s.agent_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.agent_note)},
                       {"status", s.status},
                       {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
@@ -179,7 +180,14 @@ std::string RunSummaryJson(const RunSummary& s) {
   return j.dump(2);
 }
 
-int RunExitCode(const RunSummary& s) { return s.status == "failed" || s.stop_reason.rfind("agent:", 0) == 0 ? 1 : 0; }
+int RunExitCode(const RunSummary& s) {
+  return s.status == "failed" || s.stop_reason == StopReason::agent_failed ? 1 : 0;
+}
+
+std::string StopReasonText(const RunSummary& s) {
+  if (s.stop_reason == StopReason::agent_failed) return "agent: " + s.stop_detail;
+  return StopReasonName(s.stop_reason);
+}
 
 int RunSummary::AttemptsToReach(double speedup) const {
   for (size_t i = 0; i < best_so_far.size(); ++i)

@@ -1,5 +1,5 @@
 // Assembling a dispatch from a run's measurements and confirming it per config.
-#include "forgek/dispatch.h"
+#include "forgek/seal/dispatch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Preparing the incumbent and the expert reference of a run.
-#include "seal/incumbent.h"
+#include "forgek/seal/incumbent.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/outside_shapes.h"
-#include "forgek/hash.h"
-#include "forgek/params.h"
-#include "forgek/store.h"
-#include "core/json_parse.h"
+#include "forgek/seal/outside_shapes.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 

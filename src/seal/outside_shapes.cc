@@ -1,12 +1,12 @@
 // Shapes outside the suite drawn within operator.json's ranges, and correctness checks on them.
-#include "forgek/outside_shapes.h"
+#include "forgek/seal/outside_shapes.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
 
-#include "forgek/candidate.h"
+#include "forgek/core/candidate.h"
 
 namespace forgek {
 namespace {

@@ -1,13 +1,13 @@
 // `forgek regress`: which seal of each operator a nightly checks, and each config of it classified
 // against the expert reference measured now (the printers are in regress_report.cc).
-#include "forgek/regress.h"
+#include "forgek/seal/regress.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
 
-#include "forgek/seal.h"
+#include "forgek/seal/seal.h"
 
 namespace forgek {
 

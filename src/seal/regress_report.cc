@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/utf8_text.h"
-#include "forgek/regress.h"
+#include "forgek/core/utf8_text.h"
+#include "forgek/seal/regress.h"
 
 namespace forgek {
 namespace {
@@ -46,37 +46,6 @@ std::string Property(const std::string& name, const std::string& value) {
 }
 
 }  // namespace
-
-std::string XmlEscape(const std::string& text) {
-  const std::string valid = ValidUtf8(text);
-  std::string out;
-  out.reserve(valid.size());
-  for (size_t i = 0; i < valid.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(valid[i]);
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\n': out += "&#10;"; break;  // kept as newlines inside attribute values
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
-      default:
-        // XML 1.0 allows no other control character; U+FFFE and U+FFFF (EF BF BE/BF) neither.
-        if (c < 0x20) {
-          out += "\xEF\xBF\xBD";
-        } else if (c == 0xEF && i + 2 < valid.size() && static_cast<unsigned char>(valid[i + 1]) == 0xBF &&
-                   (static_cast<unsigned char>(valid[i + 2]) & 0xFE) == 0xBE) {
-          out += "\xEF\xBF\xBD";
-          i += 2;
-        } else {
-          out += valid[i];
-        }
-    }
-  }
-  return out;
-}
 
 std::string RegressText(const RegressReport& report) {
   std::string out = fmt::format("regress on {} (driver {}, {}), {} seal(s)\n", report.device, report.driver,

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_parse.h"
-#include "forgek/seal.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/seal/seal.h"
 
 namespace forgek {
 namespace {

@@ -3,18 +3,20 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
-#include "core/json_parse.h"
-#include "forgek/params.h"
-#include "forgek/candidate.h"
-#include "forgek/device_library.h"
-#include "forgek/hash.h"
-#include "forgek/seal.h"
-#include "seal/incumbent.h"
+#include "forgek/core/atomic_file.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/params.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/device_library.h"
+#include "forgek/core/hash.h"
+#include "forgek/seal/seal.h"
+#include "forgek/seal/incumbent.h"
+#include "export_folder.h"
 
 namespace forgek {
 namespace fs = std::filesystem;
@@ -252,8 +254,8 @@ CUmodule mod;  cuModuleLoadData(&mod, read(entry["dir"] + "/kernel.cubin"));
 
 }  // namespace
 
-bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Compiler& compiler,
-                const std::string& dir, bool allow_rebuilt, std::string* err) {
+bool WriteFolderAtomically(const std::string& dir, const std::function<bool(const fs::path& tmp, std::string* err)>& fill,
+                           std::string* err) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec))) {
     *err = dir + " exists and is not an empty folder; choose another folder";
@@ -275,12 +277,6 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
       return false;
     }
   }
-  std::vector<SealRecord> lineage;
-  if (!store.SealLineage(seal.id, &lineage, err)) return false;
-  nlohmann::json meta = ParseJsonLenient(SealJson(seal, lineage));
-  nlohmann::json metadata = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
-  const bool dispatch = metadata.is_object() && metadata.contains("dispatch");
-
   fs::path tmp = target.parent_path() / (".forgek-export-" + std::to_string(getpid()) + "-" +
                                          std::to_string(std::random_device{}()));
   fs::create_directories(tmp, ec);
@@ -288,20 +284,7 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
     *err = "cannot create " + tmp.string() + ": " + ec.message();
     return false;
   }
-  std::string sha;
-  bool rebuilt = false, rebuilt_dispatch = false;
-  bool ok = ExportKernel(store, "seal " + seal.id, seal.candidate_hash, seal.params_json, seal.cubin_sha256,
-                         seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, &rebuilt, err) &&
-            (!dispatch ||
-             ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp, &rebuilt_dispatch, err));
-  if (ok) {
-    meta["exported_cubin_sha256"] = sha;
-    // The sealed binaries from the store, or (a seal the store keeps none of) rebuilt by this toolchain.
-    meta["exported_with"] = rebuilt || rebuilt_dispatch ? "rebuilt by nvrtc " + Compiler::NvrtcVersion()
-                                                        : "the sealed cubins kept in the store";
-    ok = WriteText(tmp / "seal.json", meta.dump(2) + "\n", err) &&
-         WriteText(tmp / "README.md", std::string(kReadme) + (dispatch ? kDispatchReadme : ""), err);
-  }
+  bool ok = fill(tmp, err);
   if (ok) {
     if (fs::exists(target, ec)) fs::remove(target, ec);  // an empty folder, checked above
     fs::rename(tmp, target, ec);
@@ -312,6 +295,33 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
   }
   if (!ok) fs::remove_all(tmp, ec);
   return ok;
+}
+
+bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Compiler& compiler,
+                const std::string& dir, bool allow_rebuilt, std::string* err) {
+  std::vector<SealRecord> lineage;
+  if (!store.SealLineage(seal.id, &lineage, err)) return false;
+  nlohmann::json meta = ParseJsonLenient(SealJson(seal, lineage));
+  nlohmann::json metadata = ParseJsonLenient(seal.metadata_json.empty() ? "{}" : seal.metadata_json);
+  const bool dispatch = metadata.is_object() && metadata.contains("dispatch");
+  return WriteFolderAtomically(
+      dir,
+      [&](const fs::path& tmp, std::string* fill_err) {
+        std::string sha;
+        bool rebuilt = false, rebuilt_dispatch = false;
+        if (!ExportKernel(store, "seal " + seal.id, seal.candidate_hash, seal.params_json, seal.cubin_sha256,
+                          seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, &rebuilt, fill_err) ||
+            (dispatch && !ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp,
+                                         &rebuilt_dispatch, fill_err)))
+          return false;
+        meta["exported_cubin_sha256"] = sha;
+        // The sealed binaries from the store, or (a seal the store keeps none of) rebuilt by this toolchain.
+        meta["exported_with"] = rebuilt || rebuilt_dispatch ? "rebuilt by nvrtc " + Compiler::NvrtcVersion()
+                                                            : "the sealed cubins kept in the store";
+        return WriteText(tmp / "seal.json", meta.dump(2) + "\n", fill_err) &&
+               WriteText(tmp / "README.md", std::string(kReadme) + (dispatch ? kDispatchReadme : ""), fill_err);
+      },
+      err);
 }
 
 std::string SealJson(const SealRecord& seal, const std::vector<SealRecord>& lineage) {

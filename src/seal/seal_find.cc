@@ -1,5 +1,5 @@
 // Looking up a seal by id or unique prefix.
-#include "forgek/seal.h"
+#include "forgek/seal/seal.h"
 
 namespace forgek {
 

@@ -1,10 +1,10 @@
 // The record of a new seal, built from the confirmation that sealed it (docs/seal-format.md).
 #include <nlohmann/json.hpp>
 
-#include "forgek/hash.h"
-#include "forgek/params.h"
-#include "forgek/seal.h"
-#include "core/json_parse.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
+#include "forgek/seal/seal.h"
+#include "forgek/core/json_parse.h"
 
 namespace forgek {
 

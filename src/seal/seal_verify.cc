@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/dispatch.h"
-#include "forgek/outside_shapes.h"
-#include "forgek/params.h"
-#include "forgek/seal.h"
-#include "seal/incumbent.h"
+#include "forgek/seal/dispatch.h"
+#include "forgek/seal/outside_shapes.h"
+#include "forgek/core/params.h"
+#include "forgek/seal/seal.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 

@@ -1,6 +1,6 @@
 // The one rule for measured times (docs/seal-format.md, "The rule"): every comparison of a
 // candidate with an incumbent, the sealing decision and seal verification are made here.
-#include "forgek/verdict.h"
+#include "forgek/verdict/verdict.h"
 
 #include <algorithm>
 #include <cmath>

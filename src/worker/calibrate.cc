@@ -6,11 +6,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cuda/calibrate_gemm.h"
-#include "protocol/timing_stats.h"
-#include "worker/gpu_context.h"
-#include "worker/graph_replay.h"
-#include "worker/worker.h"
+#include "forgek/cuda/calibrate_gemm.h"
+#include "forgek/protocol/timing_stats.h"
+#include "forgek/worker/gpu_context.h"
+#include "graph_replay.h"
+#include "forgek/worker/worker.h"
 
 namespace forgek::worker {
 namespace {

@@ -1,11 +1,11 @@
 // Allocating, seeding, poisoning and checking one config's tensors.
-#include "worker/config_buffers.h"
+#include "config_buffers.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "forgek/partition.h"
+#include "forgek/core/partition.h"
 
 namespace forgek::worker {
 namespace {

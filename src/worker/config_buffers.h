@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/kernel_binding.h"
+#include "kernel_binding.h"
 
 namespace forgek::worker {
 

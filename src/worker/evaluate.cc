@@ -1,6 +1,6 @@
 // Golden vs candidate on every seed; then candidate and incumbent timed A B A B with a cold L2,
 // rotated inputs, graph replay for short kernels, and one audited launch.
-#include "worker/evaluate.h"
+#include "evaluate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,9 +10,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "protocol/timing_stats.h"
-#include "worker/config_buffers.h"
-#include "worker/graph_replay.h"
+#include "forgek/protocol/timing_stats.h"
+#include "config_buffers.h"
+#include "failed_step.h"
+#include "graph_replay.h"
 
 namespace forgek::worker {
 namespace {
@@ -21,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 // Fills the reply from a failed step: sticky errors are crashes, other driver errors launch errors.
 EvaluateReply Failed(EvaluateReply reply, const GpuError& err) {
-  reply.status = err.sticky() ? "crash" : (err.code != CUDA_SUCCESS ? "launch_error" : "error");
+  reply.status = StatusOfFailure(err);
   reply.error = err.message;
   reply.failed_kernel = err.kernel;
   if (err.code != CUDA_SUCCESS) reply.cuda_error = cuda::ErrorName(err.code);
@@ -191,7 +192,7 @@ EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const Progre
   EvaluateReply reply;
   const WireConfig& config = cmd.config;
   if (config.tolerance.check != "elementwise") {
-    reply.status = "unsupported";
+    reply.status = ReplyStatus::unsupported;
     reply.error = "tolerance.check \"" + config.tolerance.check + "\" is not supported (only elementwise)";
     return reply;
   }

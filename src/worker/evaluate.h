@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "worker/gpu_context.h"
+#include "forgek/worker/gpu_context.h"
 
 namespace forgek::worker {
 

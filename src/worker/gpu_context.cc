@@ -1,5 +1,5 @@
 // The worker's GPU context: driver loading, device facts, stream, buffers and the module cache.
-#include "worker/gpu_context.h"
+#include "forgek/worker/gpu_context.h"
 
 #include <cuda_runtime.h>
 

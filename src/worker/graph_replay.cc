@@ -1,5 +1,5 @@
 // CUDA graph replay as the worker times short kernels (worker/graph_replay.h).
-#include "worker/graph_replay.h"
+#include "graph_replay.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "worker/gpu_context.h"
+#include "forgek/worker/gpu_context.h"
 
 namespace forgek::worker {
 

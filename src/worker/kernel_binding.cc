@@ -1,5 +1,5 @@
 // Binding kernels to buffers: functions, shared-memory limits, tensor maps, arguments, launches.
-#include "worker/kernel_binding.h"
+#include "kernel_binding.h"
 
 #include <cstring>
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/library_reference.h"
-#include "worker/gpu_context.h"
+#include "forgek/cuda/library_reference.h"
+#include "forgek/worker/gpu_context.h"
 
 namespace forgek::worker {
 

@@ -1,17 +1,18 @@
 // Profile one kernel on one config: cold-L2 timing loop, one traced call, one counted call.
-#include "worker/profile.h"
+#include "profile.h"
 
 #include <fmt/format.h>
 
-#include "protocol/timing_stats.h"
-#include "forgek/cupti.h"
-#include "worker/config_buffers.h"
+#include "forgek/protocol/timing_stats.h"
+#include "forgek/cuda/cupti.h"
+#include "config_buffers.h"
+#include "failed_step.h"
 
 namespace forgek::worker {
 namespace {
 
 ProfileReply Failed(ProfileReply reply, const GpuError& err) {
-  reply.status = err.sticky() ? "crash" : (err.code != CUDA_SUCCESS ? "launch_error" : "error");
+  reply.status = StatusOfFailure(err);
   reply.error = err.kernel.empty() ? err.message : err.kernel + ": " + err.message;
   if (err.code != CUDA_SUCCESS) reply.cuda_error = cuda::ErrorName(err.code);
   return reply;

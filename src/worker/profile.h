@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker/evaluate.h"
-#include "worker/gpu_context.h"
+#include "evaluate.h"
+#include "forgek/worker/gpu_context.h"
 
 namespace forgek::worker {
 

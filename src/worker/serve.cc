@@ -4,10 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "worker/evaluate.h"
-#include "worker/gpu_context.h"
-#include "worker/profile.h"
-#include "worker/worker.h"
+#include "evaluate.h"
+#include "forgek/worker/gpu_context.h"
+#include "profile.h"
+#include "forgek/worker/worker.h"
 
 namespace forgek::worker {
 namespace {
@@ -94,14 +94,14 @@ int Serve(std::FILE* in, std::FILE* out) {
     if (type == "profile") {
       ProfileCommand profile_cmd;
       ProfileReply reply;
-      if (!FromJson(request, &profile_cmd, &err)) reply.status = "error", reply.error = "bad profile request: " + err;
+      if (!FromJson(request, &profile_cmd, &err)) reply.status = ReplyStatus::error, reply.error = "bad profile request: " + err;
       else reply = Profile(&gpu, profile_cmd, progress);
       nlohmann::json j = ToJson(reply);
       j["id"] = id;
       j["type"] = "reply";
-      j["ok"] = reply.status == "ok";
+      j["ok"] = reply.status == ReplyStatus::ok;
       Send(out, j);
-      if (reply.status == "crash") return 3;
+      if (reply.status == ReplyStatus::crash) return 3;
       continue;
     }
     if (!FromJson(request, &cmd, &err)) {
@@ -114,9 +114,9 @@ int Serve(std::FILE* in, std::FILE* out) {
     nlohmann::json j = ToJson(reply);
     j["id"] = id;
     j["type"] = "reply";
-    j["ok"] = reply.status == "ok";
+    j["ok"] = reply.status == ReplyStatus::ok;
     Send(out, j);
-    if (reply.status == "crash") {
+    if (reply.status == ReplyStatus::crash) {
       spdlog::error("sticky CUDA error ({}); exiting so the supervisor respawns a clean worker", reply.cuda_error);
       return 3;
     }

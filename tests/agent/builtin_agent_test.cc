@@ -1,14 +1,14 @@
 // Tests of the builtin evolutionary agent's logic on hand-built families (no GPU, no compiler).
-#include "forgek/builtin_agent.h"
-#include "forgek/knowledge.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/knowledge/knowledge.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
-#include "forgek/family_space.h"
-#include "forgek/hash.h"
+#include "forgek/agent/family_space.h"
+#include "forgek/core/hash.h"
 
 namespace forgek {
 namespace {
@@ -149,9 +149,9 @@ TEST(BuiltinAgent, ASettingRefutedInOnlySomeRegimesOfTheRunIsStillDrawn) {
   ASSERT_NE(ShapeRegime(fx.op, "small"), ShapeRegime(fx.op, "large"));
   ProposalContext ctx = fx.Context();
   ctx.max_candidates = 30;
-  RetrievedDecision on_large{"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, "", "block=64"};
+  RetrievedDecision on_large{"warp_shuffle_reduction", R"({"BLOCK": 64})", DecisionVerdict::refuted, 0.7, 0.9, "", "block=64"};
   on_large.regime = ShapeRegime(fx.op, "large");
-  RetrievedDecision on_small{"warp_shuffle_reduction", R"({"BLOCK": 128})", "refuted", 0.7, 0.9, "", "block=128"};
+  RetrievedDecision on_small{"warp_shuffle_reduction", R"({"BLOCK": 128})", DecisionVerdict::refuted, 0.7, 0.9, "", "block=128"};
   on_small.regime = ShapeRegime(fx.op, "small");
   ctx.decisions = {on_large, on_small};
   BuiltinAgent agent({.seed = 11});
@@ -181,8 +181,8 @@ TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
   Fixture fx;
   ProposalContext ctx = fx.Context();
   ctx.max_candidates = 1;
-  ctx.decisions.push_back({"cluster_dsmem", R"({"CLUSTER": 4})", "validated", 1.3, 0.9, "", "cluster=4"});
-  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.7, 0.9, "", "block=64"});
+  ctx.decisions.push_back({"cluster_dsmem", R"({"CLUSTER": 4})", DecisionVerdict::validated, 1.3, 0.9, "", "cluster=4"});
+  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", DecisionVerdict::refuted, 0.7, 0.9, "", "block=64"});
   BuiltinAgent agent({.seed = 11});
   std::vector<Proposal> out;
   std::string err;
@@ -255,7 +255,7 @@ TEST(BuiltinAgent, ARefutedSettingNeverDropsAWarmStart) {
   ProposalContext ctx = fx.Context();
   ctx.max_candidates = 1;
   ctx.prior_results = {Prior("families/plain.cu", {{"BLOCK", 64}, {"VEC", 1}}, 90)};
-  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", "refuted", 0.8, 0.9, "", "block=64"});
+  ctx.decisions.push_back({"warp_shuffle_reduction", R"({"BLOCK": 64})", DecisionVerdict::refuted, 0.8, 0.9, "", "block=64"});
   std::vector<Proposal> out;
   std::string err;
   ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-#include "forgek/http.h"
+#include "forgek/agent/http.h"
 #include "llm_test_server.h"
 
 namespace forgek {

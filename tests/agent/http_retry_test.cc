@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "forgek/http.h"
+#include "forgek/agent/http.h"
 #include "llm_test_server.h"
 
 namespace forgek {

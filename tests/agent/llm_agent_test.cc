@@ -3,8 +3,8 @@
 
 #include <chrono>
 
-#include "forgek/hash.h"
-#include "forgek/llm.h"
+#include "forgek/core/hash.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {

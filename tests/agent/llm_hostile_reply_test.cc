@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "agent/llm_provider.h"
-#include "core/token_count.h"
-#include "forgek/llm.h"
+#include "forgek/core/token_count.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {
@@ -96,14 +96,14 @@ TEST_P(LlmHostileReply, TheFirstReplyThatReachesTheCapStopsTheAgent) {
   std::string err;
   auto agent = LlmAgent::Create(o, nullptr, &err);
   ASSERT_TRUE(agent) << err;
-  EXPECT_EQ(agent->BudgetSpent(), "");
+  EXPECT_EQ(agent->BudgetSpent(), StopReason::none);
   OperatorSpec op = testing::VectorAddOperator();
   std::vector<Proposal> out;
   ASSERT_TRUE(agent->Propose(ContextFor(op), &out, &err)) << err;
   EXPECT_EQ(out.size(), 1u);
   EXPECT_EQ(agent->Spent().input_tokens, kMaxTokenCount);
   EXPECT_EQ(agent->Spent().output_tokens, kMaxTokenCount);
-  EXPECT_EQ(agent->BudgetSpent(), "max-tokens");
+  EXPECT_EQ(agent->BudgetSpent(), StopReason::max_tokens);
   EXPECT_FALSE(agent->Propose(ContextFor(op), &out, &err));
   EXPECT_NE(err.find("--max-tokens"), std::string::npos) << err;
   EXPECT_EQ(server.requests().size(), 1u) << "no request once the cap is reached";

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "forgek/llm.h"
+#include "forgek/agent/llm.h"
 
 namespace forgek {
 namespace {

@@ -4,7 +4,7 @@
 #include "agent/llm_parents.h"
 #include "agent/prompt_builder.h"
 #include "agent/prompt_template.h"
-#include "forgek/device_library.h"
+#include "forgek/core/device_library.h"
 #include "llm_test_server.h"
 #include "test_util.h"
 
@@ -77,7 +77,7 @@ TEST_F(ShippedPrompts, ProposePromptHoldsTheWholeContext) {
   ctx.hardware = "H200: 132 SMs, 4.8 TB/s";
   ctx.incumbent_summary = "memory bound at 91% of DRAM bandwidth";
   ctx.incumbent_source = &incumbent;
-  ctx.decisions.push_back({"vector_16B", "{}", "validated", 1.12, 0.8, "16-byte loads help elementwise on sm90"});
+  ctx.decisions.push_back({"vector_16B", "{}", DecisionVerdict::validated, 1.12, 0.8, "16-byte loads help elementwise on sm90"});
   AttemptSummary a;
   a.iteration = 3;
   a.outcome = Outcome::wrong;

@@ -1,8 +1,8 @@
 // Replay: a recorded run of the llm agent replays to the same proposals without a server.
 #include <gtest/gtest.h>
 
-#include "forgek/hash.h"
-#include "forgek/llm.h"
+#include "forgek/core/hash.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/utf8_text.h"
-#include "forgek/llm.h"
+#include "forgek/core/utf8_text.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/llm_provider.h"
-#include "forgek/llm.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "forgek/llm.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_util.h"
 
 namespace forgek {

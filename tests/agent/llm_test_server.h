@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek::testing {
 

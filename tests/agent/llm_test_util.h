@@ -7,7 +7,7 @@
 #include <string>
 
 #include "agent/llm_provider.h"
-#include "forgek/llm.h"
+#include "forgek/agent/llm.h"
 #include "llm_test_server.h"
 #include "test_util.h"
 

@@ -1,12 +1,12 @@
 // The search can draw an instance of every shipped family: FamilySpace, the builtin agent's own
 // space, finds one whose constraints hold under every config of its operator.
-#include "forgek/family_space.h"
+#include "forgek/agent/family_space.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "forgek/diagnostic.h"
+#include "forgek/core/diagnostic.h"
 #include "test_util.h"
 
 namespace forgek {

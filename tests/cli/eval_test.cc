@@ -4,13 +4,13 @@
 
 #include <filesystem>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 
 #include <chrono>
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 #include "test_util.h"
 
 namespace forgek {

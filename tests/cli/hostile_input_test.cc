@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/knowledge.h"
-#include "forgek/store.h"
+#include "forgek/knowledge/knowledge.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/llm_test_server.h"
-#include "core/utf8_text.h"
-#include "forgek/store.h"
+#include "forgek/core/utf8_text.h"
+#include "forgek/knowledge/store.h"
 #include "operator_copy.h"
 #include "test_util.h"
 

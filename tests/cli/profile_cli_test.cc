@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

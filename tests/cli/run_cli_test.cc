@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "operator_copy.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 
 #include "agent/llm_test_server.h"
 #include "compile/landlock.h"
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "operator_copy.h"
 #include "test_util.h"
 

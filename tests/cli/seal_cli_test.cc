@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

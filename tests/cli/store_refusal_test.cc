@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 #include "unprivileged.h"
 

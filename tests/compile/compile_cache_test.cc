@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "forgek/compile.h"
+#include "forgek/compile/compile.h"
 #include "test_util.h"
 
 namespace forgek {

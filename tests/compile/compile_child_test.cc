@@ -13,9 +13,9 @@
 #include "compile/compile_child.h"
 #include "compile/compile_wire.h"
 #include "compile/landlock.h"
-#include "forgek/compile.h"
-#include "forgek/compile_worker.h"
-#include "forgek/paths.h"
+#include "forgek/compile/compile.h"
+#include "forgek/compile/compile_worker.h"
+#include "forgek/core/paths.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "compile/compile_cache.h"
-#include "forgek/compile.h"
-#include "forgek/device_library.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/device_library.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -9,10 +9,10 @@
 #include <map>
 #include <cstdint>
 
-#include "forgek/candidate.h"
-#include "forgek/compile.h"
-#include "forgek/operator_spec.h"
-#include "forgek/param_corners.h"
+#include "forgek/core/candidate.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/param_corners.h"
 
 namespace forgek {
 namespace {

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <filesystem>
 
-#include "core/atomic_file.h"
+#include "forgek/core/atomic_file.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -1,8 +1,8 @@
 // Tests of evaluating a candidate for one config and param assignment: constraints, launches, args.
 #include <gtest/gtest.h>
 
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek {
 namespace {

@@ -1,12 +1,12 @@
 // Tests of candidate manifests: parsing with located errors, and validation against an operator.
-#include "forgek/candidate.h"
+#include "forgek/core/candidate.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 #include "test_util.h"
 
 namespace forgek {

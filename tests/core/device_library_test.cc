@@ -2,8 +2,8 @@
 // lines keep their numbers, unknown names are located errors, and collapsing gives back the includes.
 #include <gtest/gtest.h>
 
-#include "forgek/device_library.h"
-#include "forgek/hash.h"
+#include "forgek/core/device_library.h"
+#include "forgek/core/hash.h"
 
 namespace forgek {
 namespace {

@@ -1,11 +1,11 @@
 // Tests of located-error formatting.
-#include "forgek/diagnostic.h"
+#include "forgek/core/diagnostic.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "forgek/spec_limits.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 namespace {

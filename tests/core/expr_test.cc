@@ -1,5 +1,5 @@
 // Tests of the expression language: precedence, functions, every error class, adversarial input.
-#include "forgek/expr.h"
+#include "forgek/core/expr.h"
 
 #include <gtest/gtest.h>
 

@@ -9,10 +9,10 @@
 #include <ctime>
 #include <filesystem>
 
-#include "core/file_read.h"
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
-#include "forgek/spec_limits.h"
+#include "forgek/core/file_read.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/spec_limits.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -1,5 +1,5 @@
 // Tests of content hashing.
-#include "forgek/hash.h"
+#include "forgek/core/hash.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Tests of the JSON position index and the "did you mean" helper behind located diagnostics.
-#include "core/json_location.h"
+#include "forgek/core/json_location.h"
 
 #include <gtest/gtest.h>
 
-#include "core/suggest.h"
+#include "forgek/core/suggest.h"
 
 namespace forgek {
 namespace {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "core/json_parse.h"
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
 #include "test_util.h"
 
 namespace forgek {

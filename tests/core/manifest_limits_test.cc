@@ -5,10 +5,10 @@
 #include <chrono>
 #include <ctime>
 
-#include "forgek/candidate.h"
-#include "forgek/diagnostic.h"
-#include "forgek/expr.h"
-#include "forgek/spec_limits.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/diagnostic.h"
+#include "forgek/core/expr.h"
+#include "forgek/core/spec_limits.h"
 
 namespace forgek {
 namespace {

@@ -1,5 +1,5 @@
 // Tests of operator.json loading: the valid fixture, every class of mistake, located diagnostics.
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -1,5 +1,5 @@
 // Tests of the partition generator behind the `partition` init: exact sums, bounds, unevenness.
-#include "forgek/partition.h"
+#include "forgek/core/partition.h"
 
 #include <gtest/gtest.h>
 

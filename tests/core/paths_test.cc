@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "forgek/paths.h"
+#include "forgek/core/paths.h"
 #include "test_util.h"
 
 namespace forgek {

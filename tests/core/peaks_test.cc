@@ -1,7 +1,7 @@
 // DevicePeaks: the bound per dtype, the bandwidth, and the one JSON form shared by worker, store and datasheets.
 #include <gtest/gtest.h>
 
-#include "forgek/peaks.h"
+#include "forgek/core/peaks.h"
 
 namespace forgek {
 namespace {

@@ -3,8 +3,8 @@
 // promises for every expression error: parsing alone cannot find them.
 #include <gtest/gtest.h>
 
-#include "forgek/candidate.h"
-#include "forgek/operator_spec.h"
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
 #include "test_util.h"
 
 namespace forgek {

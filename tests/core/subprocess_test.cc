@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "forgek/subprocess.h"
+#include "forgek/core/subprocess.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/token_count.h"
+#include "forgek/core/token_count.h"
 
 namespace forgek {
 namespace {

@@ -1,7 +1,7 @@
 // URL helpers: userinfo found, secrets masked for printing, endpoint paths put before the query.
 #include <gtest/gtest.h>
 
-#include "core/url_text.h"
+#include "forgek/core/url_text.h"
 
 namespace forgek {
 namespace {

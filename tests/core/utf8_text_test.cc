@@ -1,7 +1,7 @@
 // Making outside text valid UTF-8: valid text unchanged, each bad byte one U+FFFD.
 #include <gtest/gtest.h>
 
-#include "core/utf8_text.h"
+#include "forgek/core/utf8_text.h"
 
 namespace forgek {
 namespace {

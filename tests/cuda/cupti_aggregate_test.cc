@@ -1,7 +1,7 @@
 // Tests of combining per-kernel range-profiler metrics (pure: no GPU needed).
 #include <gtest/gtest.h>
 
-#include "forgek/cupti.h"
+#include "forgek/cuda/cupti.h"
 
 namespace forgek {
 namespace {

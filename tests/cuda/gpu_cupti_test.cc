@@ -2,8 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "forgek/cupti.h"
-#include "forgek/library_reference.h"
+#include "forgek/cuda/cupti.h"
+#include "forgek/cuda/library_reference.h"
 #include "gpu_test_util.h"
 
 namespace forgek {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 #include "gpu_test_util.h"
 
 namespace forgek {

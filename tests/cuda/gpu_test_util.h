@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 
 namespace forgek::gpu_test {
 

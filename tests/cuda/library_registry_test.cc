@@ -1,5 +1,5 @@
 // Tests of the library-reference registry: the ids this build provides and unknown ids.
-#include "forgek/library_reference.h"
+#include "forgek/cuda/library_reference.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

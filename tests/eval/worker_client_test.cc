@@ -1,5 +1,5 @@
 // The watchdog and respawn logic of WorkerClient, against scripted fake workers (/bin/sh).
-#include "forgek/worker_client.h"
+#include "forgek/eval/worker_client.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // WorkerEvaluator's outcomes from scripted worker replies: crash, timeout and respawn, wrong,
 // impossible speed, faster/slower, unsupported checks.
-#include "forgek/worker_client.h"
+#include "forgek/eval/worker_client.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "forgek/candidate.h"
+#include "forgek/core/candidate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string source(reinterpret_cast<const char*>(data), size);

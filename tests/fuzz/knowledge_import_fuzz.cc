@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "forgek/store.h"
-#include "forgek/store_io.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/knowledge/store_io.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include "agent/llm_provider.h"
 #include "agent/reply_parser.h"
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Tests of the bottleneck verdict on recorded metric values (pure: no GPU needed).
-#include "forgek/bottleneck.h"
+#include "forgek/knowledge/bottleneck.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/candidate.h"
-#include "forgek/knowledge.h"
+#include "forgek/core/candidate.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 namespace {

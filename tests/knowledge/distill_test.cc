@@ -120,26 +120,26 @@ TEST_F(DistillTest, SlowAndFastInstancesOfAWgmmaFamilyLeaveWgmmaUnrefuted) {
   std::vector<DecisionRecord> ds = All();
   for (const auto& d : ds) {
     if (d.scope.mechanism == "wgmma") {
-      EXPECT_EQ(d.verdict, "hypothesis") << d.text;
+      EXPECT_EQ(d.verdict, DecisionVerdict::hypothesis) << d.text;
       EXPECT_TRUE(d.scope.setting.empty());
       EXPECT_EQ(d.comparisons, 0);
     }
-    EXPECT_TRUE(d.verdict != "refuted" || !d.scope.setting.empty()) << "a whole mechanism refuted: " << d.text;
+    EXPECT_TRUE(d.verdict != DecisionVerdict::refuted || !d.scope.setting.empty()) << "a whole mechanism refuted: " << d.text;
   }
   // What the pairs do show: stages=4 beats stages=2 (in both tiles), the 128x256 tile beats 64x128.
   const DecisionRecord* s4 = Find(ds, "mbarrier_pipeline", "stages=4");
   ASSERT_NE(s4, nullptr);
-  EXPECT_EQ(s4->verdict, "validated") << s4->text;
+  EXPECT_EQ(s4->verdict, DecisionVerdict::validated) << s4->text;
   EXPECT_EQ(s4->comparisons, 2);
   EXPECT_NEAR(s4->effect, 1.04, 1e-9);
   EXPECT_LT(s4->effect_lo, s4->effect);
   EXPECT_GT(s4->effect_hi, s4->effect);
   const DecisionRecord* s2 = Find(ds, "mbarrier_pipeline", "stages=2");
   ASSERT_NE(s2, nullptr);
-  EXPECT_EQ(s2->verdict, "refuted");
+  EXPECT_EQ(s2->verdict, DecisionVerdict::refuted);
   const DecisionRecord* good = Find(ds, "tile", "bm=128,bn=256");
   ASSERT_NE(good, nullptr);
-  EXPECT_EQ(good->verdict, "validated");
+  EXPECT_EQ(good->verdict, DecisionVerdict::validated);
   // A pair across tile and stages at once (a0 vs a3) isolated nothing: 2 comparisons per side only.
   EXPECT_EQ(good->comparisons, 2);
   EXPECT_NE(s4->text.find("mbarrier_pipeline stages=4 for gemm on sm90 (large shapes): helps 1.04x ["),
@@ -168,11 +168,11 @@ TEST_F(DistillTest, AnAblationValidatesTheFasterSettingAndNothingElse) {
 
   std::vector<DecisionRecord> ds = All();
   int validated = 0;
-  for (const auto& d : ds) validated += d.verdict == "validated";
+  for (const auto& d : ds) validated += d.verdict == DecisionVerdict::validated;
   EXPECT_EQ(validated, 1);
   const DecisionRecord* s4 = Find(ds, "mbarrier_pipeline", "stages=4");
   ASSERT_NE(s4, nullptr);
-  EXPECT_EQ(s4->verdict, "validated");
+  EXPECT_EQ(s4->verdict, DecisionVerdict::validated);
   EXPECT_EQ(s4->settings_json, R"({"STAGES":4})");
   EXPECT_EQ(s4->operators, std::vector<std::string>{"gemm_bf16"});
 
@@ -198,7 +198,7 @@ TEST_F(DistillTest, AnAblationValidatesTheFasterSettingAndNothingElse) {
   std::vector<DecisionRecord> after_same = All();
   const DecisionRecord* s3 = Find(after_same, "mbarrier_pipeline", "stages=3");
   ASSERT_NE(s3, nullptr);
-  EXPECT_EQ(s3->verdict, "hypothesis");
+  EXPECT_EQ(s3->verdict, DecisionVerdict::hypothesis);
   EXPECT_NE(s3->text.find("no effect beyond noise"), std::string::npos) << s3->text;
   // A failed ablation is no comparison.
   EvalResult wrong;
@@ -214,7 +214,7 @@ TEST_F(DistillTest, ExpertObservationsAloneStayHypotheses) {
   std::set<std::string> mechs;
   for (const auto& d : All()) {
     mechs.insert(d.scope.mechanism);
-    EXPECT_EQ(d.verdict, "hypothesis") << d.text;
+    EXPECT_EQ(d.verdict, DecisionVerdict::hypothesis) << d.text;
     EXPECT_EQ(d.comparisons, 0);
     EXPECT_TRUE(d.scope.setting.empty());
     EXPECT_NE(d.text.find("untested here"), std::string::npos) << d.text;
@@ -270,7 +270,7 @@ TEST_F(DistillTest, ADecisionLearnedOnRmsnormTransfersToLayernorm) {
   for (const auto& d : got)
     if (d.setting == "vec=8") vec8 = &d;
   ASSERT_NE(vec8, nullptr) << "regime " << found[0].regime;
-  EXPECT_EQ(vec8->verdict, "validated");
+  EXPECT_EQ(vec8->verdict, DecisionVerdict::validated);
   EXPECT_TRUE(vec8->transferred);
   EXPECT_EQ(vec8->basis, "same category (learned on rmsnorm_bf16)");
   EXPECT_NE(vec8->text.find("transferred from rmsnorm_bf16"), std::string::npos) << vec8->text;
@@ -300,9 +300,9 @@ TEST_F(DistillTest, RetrievalRanksAndRenders) {
   ASSERT_TRUE(RetrieveDecisions(store_, {"sm90", "gemm", "gemm_bf16", {"large"}}, 0, &got, &err_)) << err_;
   ASSERT_GE(got.size(), 3u);
   EXPECT_EQ(got.front().setting, "stages=4");
-  EXPECT_EQ(got.front().verdict, "validated");
+  EXPECT_EQ(got.front().verdict, DecisionVerdict::validated);
   EXPECT_EQ(got.back().setting, "stages=2");
-  EXPECT_EQ(got.back().verdict, "refuted");
+  EXPECT_EQ(got.back().verdict, DecisionVerdict::refuted);
   for (const auto& d : got) EXPECT_TRUE(d.regime == "large" || d.regime == "any") << d.regime;
   std::vector<RetrievedDecision> limited;
   ASSERT_TRUE(RetrieveDecisions(store_, {"sm90", "gemm", "gemm_bf16", {"large"}}, 2, &limited, &err_));

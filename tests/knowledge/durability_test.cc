@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

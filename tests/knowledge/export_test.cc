@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/hash.h"
-#include "forgek/store_io.h"
+#include "forgek/core/hash.h"
+#include "forgek/knowledge/store_io.h"
 #include "knowledge/knowledge_fixtures.h"
 
 namespace forgek {
@@ -107,12 +107,12 @@ TEST(Export, MergeKeepsEvidenceFromBothMachines) {
   Fill(b, "NVIDIA H100", 1.10);
   auto wgmma = [&](Store& s) {
     std::vector<DecisionRecord> ds;
-    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "wgmma", "", 0}, &ds, &err)) << err;
+    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "wgmma", std::nullopt, 0}, &ds, &err)) << err;
     return ds.empty() ? DecisionRecord{} : ds[0];
   };
   auto stages4 = [&](Store& s) {
     std::vector<DecisionRecord> ds;
-    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "mbarrier_pipeline", "validated", 0}, &ds, &err)) << err;
+    EXPECT_TRUE(s.ListDecisions({"sm90", "gemm", "large", "mbarrier_pipeline", DecisionVerdict::validated, 0}, &ds, &err)) << err;
     return ds.empty() ? DecisionRecord{} : ds[0];
   };
   DecisionRecord before = wgmma(a);

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
-#include "forgek/store_io.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/knowledge/store_io.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -47,7 +47,7 @@ TEST(ImportDecisions, TheFuzzSeedLeavesNoDecisionWithoutEvidence) {
   bool have = false;
   DecisionRecord d1;
   ASSERT_TRUE(store.GetDecision("d1", &d1, nullptr, &have, &err)) << err;
-  EXPECT_FALSE(have) << d1.verdict << " " << d1.text;
+  EXPECT_FALSE(have) << DecisionVerdictName(d1.verdict) << " " << d1.text;
   // Importing it again drops it again and adds nothing else.
   ASSERT_TRUE(ImportStore(store, Seed(), "small_export.json", &st, &err)) << err;
   EXPECT_EQ(st.decisions_dropped, 1);
@@ -75,7 +75,7 @@ TEST(ImportDecisions, ADecisionKeepsOnlyWhatItsSurvivingEvidenceShows) {
   bool have = false;
   ASSERT_TRUE(store.GetDecision("d1", &d1, nullptr, &have, &err)) << err;
   ASSERT_TRUE(have);
-  EXPECT_EQ(d1.verdict, "hypothesis") << d1.text;
+  EXPECT_EQ(d1.verdict, DecisionVerdict::hypothesis) << d1.text;
   EXPECT_EQ(d1.effect, 1.0);
   EXPECT_EQ(d1.comparisons, 0);
   EXPECT_LE(d1.confidence, 0.3);
@@ -96,7 +96,7 @@ TEST(ImportDecisions, ADecisionKeepsOnlyWhatItsSurvivingEvidenceShows) {
   DecisionRecord d9;
   ASSERT_TRUE(store.GetDecision("d9", &d9, nullptr, &have, &err)) << err;
   ASSERT_TRUE(have);
-  EXPECT_EQ(d9.verdict, "refuted") << d9.text;
+  EXPECT_EQ(d9.verdict, DecisionVerdict::refuted) << d9.text;
   EXPECT_NEAR(d9.effect, 0.8, 1e-9);
   EXPECT_EQ(d9.comparisons, 1);
   EXPECT_EQ(d9.supporting, 0);

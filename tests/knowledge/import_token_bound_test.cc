@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "core/token_count.h"
+#include "forgek/core/token_count.h"
 #include "knowledge/import_check.h"
 
 namespace forgek::store_detail {

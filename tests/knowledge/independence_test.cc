@@ -65,7 +65,7 @@ TEST(Independence, OneAttemptPairedWithSeveralCountsOnce) {
   };
   auto stages = [&](const std::string& setting) {
     std::vector<DecisionRecord> ds;
-    EXPECT_TRUE(store.ListDecisions({"sm90", "gemm", "large", "mbarrier_pipeline", "", 0}, &ds, &err)) << err;
+    EXPECT_TRUE(store.ListDecisions({"sm90", "gemm", "large", "mbarrier_pipeline", std::nullopt, 0}, &ds, &err)) << err;
     for (const DecisionRecord& d : ds)
       if (d.scope.setting == setting) return d;
     ADD_FAILURE() << "no decision " << setting;

@@ -1,7 +1,7 @@
 // Recorded inputs shared by the knowledge tests: the H200 cuBLAS GEMM profile and a gemm operator.
 #pragma once
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 #include "test_util.h"
 
 namespace forgek::testing_fixtures {

@@ -1,7 +1,7 @@
 // Decoding real cuBLAS and CUTLASS kernel names into tile, k-step, stages, cluster and schedule.
 #include <gtest/gtest.h>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
-#include "forgek/store_io.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/knowledge/store_io.h"
 #include "test_util.h"
 
 namespace forgek {

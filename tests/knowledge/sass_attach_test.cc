@@ -1,7 +1,7 @@
 // SASS for profiles: only cubins of ours are disassembled; library calls and failures leave profiles alone.
 #include <gtest/gtest.h>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 
 namespace forgek {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "forgek/knowledge.h"
+#include "forgek/knowledge/knowledge.h"
 #include "test_util.h"
 
 namespace forgek {

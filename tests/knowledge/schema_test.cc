@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "knowledge/schema.h"
 #include "knowledge/sql.h"
 #include "test_util.h"
@@ -90,7 +90,7 @@ INSERT INTO evidence (id, decision_id, kind, source, operator_name, candidate_ha
   EXPECT_EQ(ds[0].id, "d-wgmma");
   EXPECT_EQ(ds[0].scope.mechanism, "wgmma");
   EXPECT_EQ(ds[0].scope.setting, "");
-  EXPECT_EQ(ds[0].verdict, "hypothesis") << "no longer refuted by a bad tile's attempt";
+  EXPECT_EQ(ds[0].verdict, DecisionVerdict::hypothesis) << "no longer refuted by a bad tile's attempt";
   EXPECT_EQ(ds[0].comparisons, 0);
   EXPECT_EQ(ds[0].operators, std::vector<std::string>{"gemm_bf16"});
   EXPECT_NE(ds[0].text.find("untested here"), std::string::npos) << ds[0].text;
@@ -115,7 +115,7 @@ INSERT INTO evidence (id, decision_id, kind, source, operator_name, candidate_ha
   cmp.speedup = 1.05;
   cmp.noise = 0.01;
   ASSERT_TRUE(store.AddEvidence({"sm90", "gemm", "large", "mbarrier_pipeline", "stages=4"}, cmp, &d, &err)) << err;
-  EXPECT_EQ(d.verdict, "validated");
+  EXPECT_EQ(d.verdict, DecisionVerdict::validated);
   ASSERT_TRUE(store.AddEvidence({"sm90", "gemm", "large", "mbarrier_pipeline", "stages=3"}, cmp, &d, &err)) << err;
   ASSERT_TRUE(store.ListDecisions({}, &ds, &err)) << err;
   EXPECT_EQ(ds.size(), 3u);

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "knowledge/sql.h"
 #include "test_util.h"
 #include "unprivileged.h"

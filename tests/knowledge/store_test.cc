@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "forgek/hash.h"
-#include "forgek/store.h"
+#include "forgek/core/hash.h"
+#include "forgek/knowledge/store.h"
 #include "knowledge/knowledge_fixtures.h"
 
 namespace forgek {

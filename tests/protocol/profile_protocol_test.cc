@@ -1,7 +1,7 @@
 // The profile request and reply of the worker protocol: round trips and malformed input.
 #include <gtest/gtest.h>
 
-#include "forgek/worker_protocol.h"
+#include "forgek/protocol/worker_protocol.h"
 
 namespace forgek {
 namespace {
@@ -95,7 +95,7 @@ TEST(ProfileProtocol, ReplyRoundTripKeepsRecordsMetricsAndErrors) {
   EXPECT_EQ(back.metrics_error, r.metrics_error);
   EXPECT_DOUBLE_EQ(back.time_us, 24.1);
   EXPECT_EQ(back.timing.samples, 20);
-  EXPECT_EQ(back.status, "ok");
+  EXPECT_EQ(back.status, ReplyStatus::ok);
 }
 
 TEST(ProfileProtocol, MalformedMessagesNameTheField) {

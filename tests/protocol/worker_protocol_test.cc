@@ -1,5 +1,5 @@
 // The worker protocol: line framing, round trips of every message, malformed input.
-#include "forgek/worker_protocol.h"
+#include "forgek/protocol/worker_protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -222,7 +222,7 @@ TEST(WorkerProtocol, UnknownMembersAreIgnored) {
   EvaluateReply back;
   std::string err;
   ASSERT_TRUE(FromJson(j, &back, &err)) << err;
-  EXPECT_EQ(back.status, "ok");
+  EXPECT_EQ(back.status, ReplyStatus::ok);
 }
 
 TEST(WorkerProtocol, UnsetMembersStayOffTheWire) {
@@ -238,9 +238,30 @@ TEST(WorkerProtocol, UnsetMembersStayOffTheWire) {
   EXPECT_FALSE(ToJson(ProfileReply{}).contains("metrics_error"));
 }
 
+// Every reply status travels under one spelling; one the supervisor does not know is a protocol
+// error that names it, never a guess.
+TEST(WorkerProtocol, ReplyStatusesTravelByNameAndAnUnknownOneIsRefused) {
+  for (ReplyStatus s : {ReplyStatus::ok, ReplyStatus::launch_error, ReplyStatus::crash, ReplyStatus::unsupported,
+                        ReplyStatus::error}) {
+    EvaluateReply r, back;
+    r.status = s;
+    const json j = ToJson(r);
+    EXPECT_EQ(j["status"], ReplyStatusName(s));
+    std::string err;
+    ASSERT_TRUE(FromJson(j, &back, &err)) << err;
+    EXPECT_EQ(back.status, s);
+  }
+  json j = ToJson(EvaluateReply{});
+  j["status"] = "on_fire";
+  EvaluateReply back;
+  std::string err;
+  EXPECT_FALSE(FromJson(j, &back, &err));
+  EXPECT_EQ(err, "status: unknown status 'on_fire'");
+}
+
 TEST(WorkerProtocol, ReplyAndProbeRoundTrip) {
   EvaluateReply r;
-  r.status = "crash";
+  r.status = ReplyStatus::crash;
   r.cuda_error = "CUDA_ERROR_ILLEGAL_ADDRESS";
   r.failed_kernel = "candidate";
   r.correctness.ok = false;
@@ -255,7 +276,7 @@ TEST(WorkerProtocol, ReplyAndProbeRoundTrip) {
   EvaluateReply back;
   std::string err;
   ASSERT_TRUE(FromJson(json::parse(ToJson(r).dump()), &back, &err)) << err;
-  EXPECT_EQ(back.status, "crash");
+  EXPECT_EQ(back.status, ReplyStatus::crash);
   EXPECT_EQ(back.cuda_error, "CUDA_ERROR_ILLEGAL_ADDRESS");
   EXPECT_EQ(back.failed_kernel, "candidate");
   EXPECT_DOUBLE_EQ(back.correctness.rel_l2, 0.5);

@@ -1,5 +1,5 @@
 // Tests of the batch scheduler with a scripted launcher on a virtual clock.
-#include "forgek/batch.h"
+#include "forgek/run/batch.h"
 
 #include <gtest/gtest.h>
 

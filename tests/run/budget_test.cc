@@ -1,5 +1,5 @@
 // Tests of the budget split by headroom and of reading headroom from the store.
-#include "forgek/budget.h"
+#include "forgek/run/budget.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/store.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

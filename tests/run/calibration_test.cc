@@ -1,7 +1,7 @@
 // Calibrated peaks through the store: measured once, found again for the same device and arch.
 #include <gtest/gtest.h>
 
-#include "forgek/calibration.h"
+#include "forgek/run/calibration.h"
 #include "test_util.h"
 
 namespace forgek {

@@ -2,12 +2,12 @@
 // is the self-contained source with the library code it was measured with.
 #include <gtest/gtest.h>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/device_library.h"
-#include "forgek/hash.h"
-#include "forgek/params.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/core/device_library.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"

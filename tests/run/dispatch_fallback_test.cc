@@ -8,14 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/outside_shapes.h"
-#include "forgek/run.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/seal/outside_shapes.h"
+#include "forgek/run/run.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
-#include "seal/incumbent.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 namespace {

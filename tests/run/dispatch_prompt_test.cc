@@ -5,9 +5,9 @@
 #include <regex>
 
 #include "agent/prompt_builder.h"
-#include "forgek/builtin_agent.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_agent.h"
 #include "scripted_evaluator.h"

@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/run.h"
-#include "forgek/hash.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/run/run.h"
+#include "forgek/core/hash.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
-#include "seal/incumbent.h"
+#include "forgek/seal/incumbent.h"
 #include "scripted_evaluator.h"
 
 namespace forgek {
@@ -348,7 +348,7 @@ TEST(SeedSpace, ASeedWithDomainsIsSearchedUntilExhaustedAndTheRunEndsWell) {
   EXPECT_EQ(instances.size(), 6u) << "distinct instances proposed";
   EXPECT_EQ(s.best_params.at("BLOCK"), 256);
   EXPECT_EQ(s.best_params.at("ITEMS"), 2);
-  EXPECT_EQ(s.stop_reason, "exhausted");
+  EXPECT_EQ(s.stop_reason, StopReason::exhausted);
   EXPECT_EQ(RunExitCode(s), 0);
   EXPECT_NE(RunSummaryText(s).find("exhausted (the agent had nothing new to offer)"), std::string::npos);
 }
@@ -379,13 +379,13 @@ TEST(SeedSpace, AnAgentWithNothingNewEndsExhaustedWithExitZeroAndAFailureWithExi
   RunSummary s;
   std::string err;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
-  EXPECT_EQ(s.stop_reason, "exhausted");
+  EXPECT_EQ(s.stop_reason, StopReason::exhausted);
   EXPECT_EQ(RunExitCode(s), 0);
 
   FixedAgent failing("HTTP 401: authentication failed");
   services.agent = &failing;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
-  EXPECT_EQ(s.stop_reason, "agent: HTTP 401: authentication failed");
+  EXPECT_EQ(StopReasonText(s), "agent: HTTP 401: authentication failed");
   EXPECT_EQ(RunExitCode(s), 1);
 }
 

@@ -1,5 +1,5 @@
 // Tests of reading the driver's release for seals and device records.
-#include "run/driver_version.h"
+#include "forgek/run/driver_version.h"
 
 #include <gtest/gtest.h>
 

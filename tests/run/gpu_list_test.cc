@@ -1,5 +1,5 @@
 // Tests of `--gpus` parsing.
-#include "forgek/gpu_list.h"
+#include "forgek/run/gpu_list.h"
 
 #include <gtest/gtest.h>
 

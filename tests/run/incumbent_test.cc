@@ -1,10 +1,10 @@
 // Choosing a run's incumbent when the newest seal cannot be rebuilt: it is passed over, with a note.
 #include <gtest/gtest.h>
 
-#include "forgek/store.h"
-#include "forgek/store_io.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/knowledge/store_io.h"
 #include "loop_fixture.h"
-#include "seal/incumbent.h"
+#include "forgek/seal/incumbent.h"
 
 namespace forgek {
 namespace {

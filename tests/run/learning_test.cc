@@ -2,9 +2,9 @@
 // (pairs of attempts differing in one control group, ablations of the best) make verdicts.
 #include <gtest/gtest.h>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 #include "toy_operator.h"
@@ -71,14 +71,14 @@ TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned)
   const DecisionRecord* stages4 = nullptr;
   for (const DecisionRecord& d : ds) {
     if (d.scope.mechanism == "wgmma") {
-      EXPECT_NE(d.verdict, "refuted") << d.text;
+      EXPECT_NE(d.verdict, DecisionVerdict::refuted) << d.text;
     }
-    EXPECT_FALSE(d.verdict == "refuted" && d.scope.setting.empty()) << "a whole mechanism refuted: " << d.text;
+    EXPECT_FALSE(d.verdict == DecisionVerdict::refuted && d.scope.setting.empty()) << "a whole mechanism refuted: " << d.text;
     EXPECT_EQ(d.settings_json.find("TILE\":1,\"STAGES"), std::string::npos) << "a whole param vector: " << d.text;
     if (d.scope.mechanism == "mbarrier_pipeline" && d.scope.setting == "stages=4") stages4 = &d;
   }
   ASSERT_NE(stages4, nullptr);
-  EXPECT_EQ(stages4->verdict, "validated") << stages4->text;
+  EXPECT_EQ(stages4->verdict, DecisionVerdict::validated) << stages4->text;
   EXPECT_NEAR(stages4->effect, 1.05, 1e-6);
   EXPECT_GE(stages4->comparisons, 2) << "one search pair per tile";
 

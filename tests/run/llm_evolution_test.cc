@@ -11,11 +11,11 @@
 
 #include "agent/llm_test_util.h"
 #include "agent/scripted_model.h"
-#include "forgek/builtin_agent.h"
-#include "forgek/llm.h"
-#include "forgek/params.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/agent/llm.h"
+#include "forgek/core/params.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 #include "toy_operator.h"
@@ -239,7 +239,7 @@ TEST(LlmEvolution, TheCostCapHoldsWithFeedbackTurns) {
   Ran ran = RunWith(fx, *agent, 10, 1, &fx.store);
   EXPECT_EQ(fx.server.requests().size(), 3u) << "the third request reaches $0.021; no fourth is sent";
   EXPECT_EQ(ran.summary.spend.requests, 3);
-  EXPECT_EQ(ran.summary.stop_reason, "max-cost") << "a spent budget is a normal end, like --time";
+  EXPECT_EQ(ran.summary.stop_reason, StopReason::max_cost) << "a spent budget is a normal end, like --time";
   EXPECT_EQ(ran.summary.status, "finished");
   EXPECT_EQ(RunExitCode(ran.summary), 0);
   EXPECT_EQ(ran.attempts.size(), 3u);

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "agent/llm_test_util.h"
-#include "forgek/llm.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/llm.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 #include "toy_operator.h"
@@ -87,7 +87,7 @@ TEST(LlmOutOfIdeas, TheRestOfTheBudgetTunesTheFamiliesTheModelWrote) {
   // Attempt 1 is the model's family, attempt 2 the search's (the tuning share); then every reply
   // repeats the family, and the search tunes it for the 8 attempts left.
   EXPECT_EQ(run.summary.attempts, 10);
-  EXPECT_EQ(run.summary.stop_reason, "iterations");
+  EXPECT_EQ(run.summary.stop_reason, StopReason::iterations);
   EXPECT_EQ(run.summary.status, "finished");
   EXPECT_EQ(run.server.requests().size(), 4u) << "the first request, then a feedback turn and its 2 repairs; the "
                                                  "model is not asked again";
@@ -109,7 +109,7 @@ TEST(LlmOutOfIdeas, TheRestOfTheBudgetTunesTheFamiliesTheModelWrote) {
 TEST(LlmOutOfIdeas, ARunEndsExhaustedOnceTheFamiliesHaveNoUntriedInstance) {
   OutOfIdeas run("64", 10);  // 3 instances
   EXPECT_EQ(run.summary.attempts, 3);
-  EXPECT_EQ(run.summary.stop_reason, "exhausted");
+  EXPECT_EQ(run.summary.stop_reason, StopReason::exhausted);
   EXPECT_EQ(run.summary.agent_note,
             "the model had nothing new after attempt 2 (every reply repeated a kernel already tried): the search "
             "tuned the families it wrote until none had an untried instance");

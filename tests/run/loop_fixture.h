@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "forgek/compile.h"
-#include "forgek/evaluation.h"
-#include "forgek/operator_spec.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/evaluation.h"
+#include "forgek/core/operator_spec.h"
 #include "test_util.h"
 #include "toy_operator.h"
 

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/family_space.h"
-#include "forgek/run.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/agent/family_space.h"
+#include "forgek/run/run.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
 

@@ -2,7 +2,7 @@
 // makes a candidate `slower`, and attempts are numbered from 1 everywhere (lineage included).
 #include <gtest/gtest.h>
 
-#include "forgek/run.h"
+#include "forgek/run/run.h"
 #include "loop_fixture.h"
 #include "scripted_agent.h"
 #include "scripted_evaluator.h"

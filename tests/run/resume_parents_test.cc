@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "agent/llm_parents.h"
-#include "forgek/params.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/core/params.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_agent.h"
 #include "scripted_evaluator.h"

@@ -1,6 +1,6 @@
 // Tests that a run is never left `running`: an exception, a store that refuses a write, an
 // interrupt each end it `failed` or `interrupted` with its summary, and --resume continues it.
-#include "forgek/run.h"
+#include "forgek/run/run.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
@@ -95,7 +95,7 @@ TEST(RunEnd, AnExceptionInTheLoopEndsTheRunFailedWithItsReasonAndResumeContinues
   EXPECT_FALSE(RunOptimisation(rig.op, Rig::Options(6), services, &s, &rig.err));
   EXPECT_NE(rig.err.find("internal error: evaluator exploded on call 3"), std::string::npos) << rig.err;
   ASSERT_FALSE(s.run_id.empty()) << "the summary names the run that failed";
-  EXPECT_EQ(s.stop_reason, "error");
+  EXPECT_EQ(s.stop_reason, StopReason::error);
   EXPECT_EQ(s.status, "failed");
   EXPECT_EQ(s.attempts, 2) << "the attempts before the exception are counted";
   RunRecord run = StoredRun(rig.store, s.run_id);
@@ -166,7 +166,7 @@ TEST(RunEnd, AnInterruptedRunIsRecordedInterruptedAndResumes) {
   services.stop_requested = [&] { return seen.load() >= 2; };
   RunSummary s;
   ASSERT_TRUE(RunOptimisation(rig.op, Rig::Options(6), services, &s, &rig.err)) << rig.err;
-  EXPECT_EQ(s.stop_reason, "interrupted");
+  EXPECT_EQ(s.stop_reason, StopReason::interrupted);
   EXPECT_EQ(s.status, "interrupted");
   EXPECT_EQ(StoredRun(rig.store, s.run_id).status, "interrupted");
   rig.ResumeFinishes(s.run_id, 2);

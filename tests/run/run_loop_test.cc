@@ -1,5 +1,5 @@
 // Tests of the run loop and the sealing logic with a scripted evaluator and real NVRTC compiles.
-#include "forgek/run.h"
+#include "forgek/run/run.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
@@ -214,7 +214,7 @@ TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
   opts.iterations = 20;
   RunSummary s;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
-  EXPECT_EQ(s.stop_reason, "interrupted");
+  EXPECT_EQ(s.stop_reason, StopReason::interrupted);
   EXPECT_EQ(s.attempts, 3);
 
   services.stop_requested = nullptr;
@@ -223,7 +223,7 @@ TEST(RunLoop, PatienceAndInterruptStopEarlyAndResumeContinues) {
   RunSummary resumed;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &resumed, &err)) << err;
   EXPECT_EQ(resumed.run_id, s.run_id);
-  EXPECT_EQ(resumed.stop_reason, "patience");
+  EXPECT_EQ(resumed.stop_reason, StopReason::patience);
   std::vector<AttemptRecord> attempts;
   ASSERT_TRUE(store.ListAttempts(s.run_id, &attempts, &err));
   EXPECT_EQ(static_cast<int>(attempts.size()), s.attempts + resumed.attempts);
@@ -262,7 +262,7 @@ TEST(RunLoop, AnAgentCutByTheTimeBudgetEndsTheRunOnTimeNotAsAFailure) {
   std::string err;
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
-  EXPECT_EQ(s.stop_reason, "time");
+  EXPECT_EQ(s.stop_reason, StopReason::time);
   ASSERT_TRUE(end.has_value());
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
@@ -281,7 +281,7 @@ TEST(RunLoop, ARunWhoseTimeWentIntoItsStartStillMakesAnAttempt) {
   RunSummary s;
   std::string err;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &s, &err)) << err;
-  EXPECT_EQ(s.stop_reason, "time");
+  EXPECT_EQ(s.stop_reason, StopReason::time);
   EXPECT_EQ(s.attempts, 1) << "the first attempt, and no more once the budget is known to be spent";
 }
 

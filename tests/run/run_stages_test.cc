@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "run/incumbent_analysis.h"
 #include "scripted_evaluator.h"
@@ -111,7 +111,7 @@ TEST(RunStages, TheEndOfTheRunIsCountedInsideTheTimeBudget) {
   opts.time_s = 0.9;
   RunSummary summary;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &summary, &err)) << err;
-  EXPECT_EQ(summary.stop_reason, "time");
+  EXPECT_EQ(summary.stop_reason, StopReason::time);
   EXPECT_LT(summary.attempts, 10);
   const std::vector<std::string> names = StageNames(summary);
   EXPECT_NE(std::find(names.begin(), names.end(), "confirmation and seal"), names.end());
@@ -125,7 +125,7 @@ TEST(RunStages, TheEndOfTheRunIsCountedInsideTheTimeBudget) {
   opts.time_s = 0;
   RunSummary unbounded;
   ASSERT_TRUE(RunOptimisation(fx.op, opts, services, &unbounded, &err)) << err;
-  EXPECT_NE(unbounded.stop_reason, "time");
+  EXPECT_NE(unbounded.stop_reason, StopReason::time);
   EXPECT_GT(unbounded.attempts, summary.attempts);
 }
 

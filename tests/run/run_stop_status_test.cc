@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/builtin_agent.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
+#include "forgek/agent/builtin_agent.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
 #include "loop_fixture.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
@@ -18,20 +18,20 @@ namespace {
 // says after that ("" for a plain failure).
 class EndingAgent : public Agent {
  public:
-  EndingAgent(int proposals, std::string budget) : left_(proposals), budget_(std::move(budget)) {}
+  EndingAgent(int proposals, StopReason budget) : left_(proposals), budget_(budget) {}
   std::string Name() const override { return "ending"; }
   bool Propose(const ProposalContext& ctx, std::vector<Proposal>* out, std::string* err) override {
     if (left_-- > 0) return search_.Propose(ctx, out, err);
     spent_ = budget_;
-    *err = budget_.empty() ? "HTTP 401: authentication failed" : "LLM budget spent: 120 of the 100 token cap";
+    *err = budget_ == StopReason::none ? "HTTP 401: authentication failed" : "LLM budget spent: 120 of the 100 token cap";
     return false;
   }
-  std::string BudgetSpent() const override { return spent_; }
+  StopReason BudgetSpent() const override { return spent_; }
 
  private:
   int left_;
-  std::string budget_;
-  std::string spent_;
+  StopReason budget_;
+  StopReason spent_ = StopReason::none;
   BuiltinAgent search_{BuiltinAgentOptions{.seed = 4}};
 };
 
@@ -64,11 +64,12 @@ struct StatusRig : LoopFixture {
 };
 
 TEST(RunStopStatus, ASpentAgentBudgetEndsTheRunNormallyWithTheCapAsStopReason) {
-  for (const char* cap : {"max-cost", "max-tokens"}) {
+  for (StopReason reason : {StopReason::max_cost, StopReason::max_tokens}) {
+    const std::string cap = StopReasonName(reason);
     StatusRig rig;
-    EndingAgent agent(2, cap);
+    EndingAgent agent(2, reason);
     RunSummary s = rig.Run(&agent);
-    EXPECT_EQ(s.stop_reason, cap);
+    EXPECT_EQ(s.stop_reason, reason);
     EXPECT_EQ(s.attempts, 2);
     EXPECT_EQ(s.status, "finished");
     EXPECT_EQ(s.error, "");
@@ -82,9 +83,11 @@ TEST(RunStopStatus, ASpentAgentBudgetEndsTheRunNormallyWithTheCapAsStopReason) {
 
 TEST(RunStopStatus, AnAgentFailureIsRecordedFailedWithItsReason) {
   StatusRig rig;
-  EndingAgent agent(1, "");
+  EndingAgent agent(1, StopReason::none);
   RunSummary s = rig.Run(&agent);
-  EXPECT_EQ(s.stop_reason, "agent: HTTP 401: authentication failed");
+  EXPECT_EQ(s.stop_reason, StopReason::agent_failed);
+  EXPECT_EQ(s.stop_detail, "HTTP 401: authentication failed");
+  EXPECT_EQ(StopReasonText(s), "agent: HTTP 401: authentication failed");
   EXPECT_EQ(s.status, "failed");
   EXPECT_NE(s.error.find("HTTP 401: authentication failed"), std::string::npos) << s.error;
   EXPECT_EQ(RunExitCode(s), 1);

@@ -1,11 +1,11 @@
 // Tests of the suite scoreboard built from run summaries: sealed, dispatch, unsealed and failed runs.
-#include "forgek/scoreboard.h"
+#include "forgek/run/scoreboard.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/run.h"
+#include "forgek/run/run.h"
 
 namespace forgek {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/agent.h"
-#include "forgek/candidate.h"
+#include "forgek/agent/agent.h"
+#include "forgek/core/candidate.h"
 
 namespace forgek {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "forgek/evaluation.h"
-#include "forgek/verdict.h"
+#include "forgek/core/evaluation.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 

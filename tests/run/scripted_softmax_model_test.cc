@@ -10,11 +10,11 @@
 #include <chrono>
 #include <thread>
 
-#include "forgek/llm.h"
-#include "forgek/operator_spec.h"
-#include "forgek/run.h"
-#include "forgek/store.h"
-#include "forgek/subprocess.h"
+#include "forgek/agent/llm.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/run/run.h"
+#include "forgek/knowledge/store.h"
+#include "forgek/core/subprocess.h"
 #include "scripted_evaluator.h"
 #include "test_util.h"
 
@@ -82,7 +82,7 @@ TEST(ScriptedSoftmaxModel, ClimbsItsLadderThroughFeedback) {
   bool ok = RunOptimisation(op, opts, services, &s, &err);
   ASSERT_TRUE(ok) << err;
   std::string text = RunSummaryText(s);
-  EXPECT_EQ(s.attempts, 16) << s.stop_reason << "\n" << text;
+  EXPECT_EQ(s.attempts, 16) << StopReasonText(s) << "\n" << text;
   EXPECT_EQ(s.outcomes["compile_error"], 0) << text;
   EXPECT_GT(s.best_speedup, 1.3) << text;
   EXPECT_GE(s.lineage.size(), 3u) << text;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "forgek/operator_spec.h"
+#include "forgek/core/operator_spec.h"
 
 namespace forgek {
 

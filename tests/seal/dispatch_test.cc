@@ -1,6 +1,6 @@
 // Tests of dispatch assembly (per-config winners, fallback, configs the incumbent keeps) and of
 // merging a dispatch's confirmation parts for the sealing rule.
-#include "forgek/dispatch.h"
+#include "forgek/seal/dispatch.h"
 
 #include <gtest/gtest.h>
 

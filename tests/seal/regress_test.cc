@@ -7,9 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/params.h"
-#include "forgek/regress.h"
-#include "forgek/subprocess.h"
+#include "forgek/core/params.h"
+#include "forgek/core/utf8_text.h"
+#include "forgek/seal/regress.h"
+#include "forgek/core/subprocess.h"
 #include "run/scripted_evaluator.h"
 #include "softmax_seal_fixture.h"
 #include "test_util.h"
@@ -317,8 +318,9 @@ TEST(RegressReport, JsonAndTextSayWhatRegressed) {
 
 TEST(RegressReport, XmlEscapeKeepsTextAndReplacesWhatXmlForbids) {
   EXPECT_EQ(XmlEscape("plain 4096^3 \xC3\xA9"), "plain 4096^3 \xC3\xA9");
-  EXPECT_EQ(XmlEscape("<a & 'b' \"c\">"), "&lt;a &amp; &apos;b&apos; &quot;c&quot;&gt;");
+  EXPECT_EQ(XmlEscape("<a & 'b' \"c\">"), "&lt;a &amp; &#39;b&#39; &quot;c&quot;&gt;");
   EXPECT_EQ(XmlEscape("x\x02y"), "x\xEF\xBF\xBDy");
+  EXPECT_EQ(XmlEscape("x\x7Fy"), "x\xEF\xBF\xBDy");
   EXPECT_EQ(XmlEscape("\xEF\xBF\xBF"), "\xEF\xBF\xBD") << "U+FFFF is not a character XML allows";
   EXPECT_EQ(XmlEscape("a\nb"), "a&#10;b");
 }

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "forgek/device_library.h"
-#include "forgek/hash.h"
-#include "forgek/params.h"
-#include "forgek/seal.h"
-#include "forgek/store.h"
+#include "forgek/core/device_library.h"
+#include "forgek/core/hash.h"
+#include "forgek/core/params.h"
+#include "forgek/seal/seal.h"
+#include "forgek/knowledge/store.h"
 #include "run/scripted_evaluator.h"
 #include "softmax_seal_fixture.h"
 #include "test_util.h"

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "forgek/operator_spec.h"
-#include "forgek/params.h"
-#include "forgek/store.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/params.h"
+#include "forgek/knowledge/store.h"
 #include "test_util.h"
 
 namespace forgek {

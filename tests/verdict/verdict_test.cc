@@ -1,7 +1,7 @@
 // The one rule for measured times: classification, geomean noise, sealing and verification.
 #include <gtest/gtest.h>
 
-#include "forgek/verdict.h"
+#include "forgek/verdict/verdict.h"
 
 namespace forgek {
 namespace {

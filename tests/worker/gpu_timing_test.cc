@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "cuda/device_kernels.h"
+#include "forgek/cuda/device_kernels.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <future>
 
-#include "forgek/param_corners.h"
-#include "forgek/params.h"
+#include "forgek/core/param_corners.h"
+#include "forgek/core/params.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {

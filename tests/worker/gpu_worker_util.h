@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "forgek/candidate.h"
-#include "forgek/compile.h"
-#include "forgek/operator_spec.h"
-#include "forgek/paths.h"
-#include "forgek/worker_client.h"
+#include "forgek/core/candidate.h"
+#include "forgek/compile/compile.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/paths.h"
+#include "forgek/eval/worker_client.h"
 #include "test_util.h"
 
 namespace forgek::testing {

@@ -1,0 +1,108 @@
+// What evaluating a kernel on the GPU yields, and the interface the run loop evaluates through.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "forgek/core/candidate.h"
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/profile.h"
+
+namespace forgek {
+
+// Every evaluated candidate ends in exactly one of these (docs/seal-format.md, "Outcomes"). The
+// three timed ones (slower, same, faster) come from the verdict rule (forgek/verdict.h); `correct`
+// is a correct result that was not compared with an incumbent; `compiled` a candidate that was
+// compiled and not run (--compile-only): neither is evidence about speed.
+enum class Outcome { compile_error, launch_error, crash, timeout, wrong, slower, same, faster, correct, compiled };
+const char* OutcomeName(Outcome o);
+bool ParseOutcome(const std::string& s, Outcome* out);
+// True for the outcomes of a correct candidate timed against an incumbent: slower, same, faster.
+bool OutcomeTimed(Outcome o);
+
+// A kernel the worker can run: a library reference, or a compiled candidate with its params.
+struct KernelUnderTest {
+  std::string label;             // for reports: "reference", "seal:ab12", "candidate 17"
+  std::string library;           // library id ("cublas.gemm_bf16"), or "" for a compiled candidate
+  std::string cubin;             // binary image when library is ""
+  CandidateManifest manifest;
+  ParamAssignment params;
+};
+
+// Timing statistics of one kernel on one config (microseconds).
+struct TimingStats {
+  double median_us = 0, mean_us = 0, min_us = 0, p10_us = 0, p90_us = 0;
+  double rel_noise = 0;   // (p90 - p10) / 2 / median, the spread reported with every time
+  int samples = 0;
+  double sm_clock_mhz = 0;  // median SM clock during the samples
+};
+
+struct CorrectnessReport {
+  bool ok = false;
+  double rel_l2 = 0, max_abs = 0;   // worst over outputs and seeds
+  int64_t bad_elements = 0;         // elements outside tolerance, NaN/Inf or never written
+  std::string detail;               // first mismatches with indices and values, or the NaN story
+};
+
+struct ConfigResult {
+  std::string config;
+  CorrectnessReport correctness;
+  TimingStats candidate, incumbent;
+  double speedup = 0;   // incumbent median / candidate median
+  // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the
+  // calibrated peaks; the config's bound is the longer of it and the device's launch floor.
+  double roofline_us = 0;
+  double floor_us = 0;            // the measured launch floor (DevicePeaks::launch_floor_us); 0: unknown
+  double sol_us = 0;              // the bound: max(roofline_us, floor_us)
+  double sol_pct = 0;             // sol_us / candidate median * 100: % of the calibrated bound
+  double datasheet_sol_us = 0;    // the bound from the datasheet's peaks (knowledge/hardware); 0: unknown
+  double datasheet_sol_pct = 0;   // datasheet_sol_us / candidate median * 100
+};
+
+struct EvalResult {
+  Outcome outcome = Outcome::crash;
+  std::string detail;   // what a person or an LLM needs to act on the outcome
+  std::vector<ConfigResult> configs;
+  double geomean_speedup = 0;
+  double wall_s = 0;
+};
+
+struct EvalRequest {
+  const OperatorSpec* op = nullptr;
+  KernelUnderTest candidate;
+  KernelUnderTest incumbent;         // empty (no library, no cubin): correctness only
+  KernelUnderTest golden;            // the operator's golden, compiled (writes fp32 outputs)
+  std::vector<std::string> configs;  // empty: every config
+  int seeds = 2;                     // fresh seeds for correctness
+  bool time = true;                  // false: correctness only
+  double deadline_s = 10;            // per launch, enforced by the supervisor's watchdog
+};
+
+// A request to profile one kernel (timing run and counter runs kept apart by the worker).
+struct ProfileRequest {
+  const OperatorSpec* op = nullptr;
+  KernelUnderTest kernel;
+  std::vector<std::string> configs;  // empty: every config
+  std::vector<std::string> metrics;  // empty: the default set
+};
+
+// Implemented by the worker pool (real GPU) and by scripted evaluators in tests.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual EvalResult Evaluate(const EvalRequest& req) = 0;
+  // One KernelProfile per config; false with `err` when profiling is unavailable or failed.
+  virtual bool Profile(const ProfileRequest& req, std::vector<KernelProfile>* out, std::string* err) {
+    (void)req;
+    (void)out;
+    *err = "this evaluator cannot profile";
+    return false;
+  }
+  // A short description of the device it evaluates on ("NVIDIA H200, 132 SMs, ...").
+  virtual std::string DeviceName() const { return ""; }
+  // The driver version of that device ("580.159.04"), for seals.
+  virtual std::string DriverVersion() const { return ""; }
+};
+
+}  // namespace forgek
