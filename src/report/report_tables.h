@@ -1,0 +1,34 @@
+// The report's tables as plain text cells, built once and rendered by the markdown and HTML
+// printers (each escapes for its own syntax), so that both show the same columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "forgek/report/report.h"
+
+namespace forgek::report_tables {
+
+struct Table {
+  std::string id;     // the HTML section's anchor
+  std::string title;  // the section's heading
+  std::string intro;  // a sentence above the table, or ""
+  std::vector<std::string> headers;
+  std::string align;  // per column: 'l' or 'r'
+  std::vector<std::vector<std::string>> rows;  // unescaped text
+};
+
+// The suite scoreboard (the view `batch --all` writes): unknown numbers "-".
+Table Scoreboard(const std::vector<ConfigRow>& rows);
+Table Times(const Report& r);
+Table Operators(const Report& r);
+Table Runs(const Report& r);
+Table Seals(const Report& r);
+Table Devices(const Report& r);
+Table Nightly(const Report& r);
+Table Knowledge(const Report& r);
+
+// The header, the alignment line and the rows, each cell escaped for markdown.
+std::string Markdown(const Table& t);
+
+}  // namespace forgek::report_tables

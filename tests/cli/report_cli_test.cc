@@ -1,0 +1,125 @@
+// `forgek report` end to end on the CPU: each format on stdout and with -o, and its usage errors,
+// on a fixture store (tests/reports/report_fixture.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/knowledge/store.h"
+#include "report/report_fixture.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+std::string Operators() { return SourceDir() + "/operators"; }
+
+class CliReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    ASSERT_TRUE(report_fixture::MakeStore(dir_.file("store.db"), &ids_, &err)) << err;
+  }
+  CommandResult Report(std::vector<std::string> args) {
+    std::vector<std::string> all = {"--store", dir_.file("store.db"), "--operators", Operators(), "report"};
+    all.insert(all.end(), args.begin(), args.end());
+    return RunForgek(all);
+  }
+  TempDir dir_;
+  report_fixture::Ids ids_;
+};
+
+TEST_F(CliReport, EachFormatGoesToStdout) {
+  CommandResult md = Report({});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out.rfind("# forgek report: the whole store", 0), 0u) << md.out;
+  EXPECT_NE(md.out.find("## Scoreboard"), std::string::npos);
+
+  CommandResult json = Report({"--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["seals"][0]["id"], ids_.seal);
+  EXPECT_TRUE(j["seals"][0]["roofline"].empty()) << "softmax_t has no folder among the shipped operators";
+
+  CommandResult global_json = RunForgek({"--store", dir_.file("store.db"), "--json", "report", "--op", "gemm_t"});
+  ASSERT_EQ(global_json.exit_code, 0) << global_json.err;
+  EXPECT_EQ(nlohmann::json::parse(global_json.out)["scope"], "operator gemm_t") << "--json means --format json";
+
+  CommandResult csv = Report({"--format", "csv", "--run", ids_.run1.substr(0, 8)});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("operator,arch,config,", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find("\r\nsoftmax_t,sm90,small,"), std::string::npos) << csv.out;
+
+  CommandResult html = Report({"--format", "html"});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_EQ(html.out.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.out.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.out.find("<script"), std::string::npos);
+}
+
+TEST_F(CliReport, DashOWritesTheFileAndNothingToStdout) {
+  CommandResult r = Report({"--format", "html", "-o", dir_.file("report.html")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string html = ReadFile(dir_.file("report.html"));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+}
+
+TEST_F(CliReport, UsageMistakesExitTwoNamingTheOptionAndWriteNothing) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {{"--run", "feedfacefeedface"}, "--run feedfacefeedface"},
+      {{"--op", "no_such_operator"}, "no_such_operator"},
+      {{"--run", ids_.run1, "--op", "gemm_t"}, "--run"},
+      {{"--format", "pdf"}, "pdf"},
+      {{"--format", "csv", "-o", dir_.file("missing-folder/r.csv")}, "-o"},
+      {{"-o", dir_.path()}, "-o"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Report(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.names << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  CommandResult both = RunForgek({"--store", dir_.file("store.db"), "--json", "report", "--format", "html"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("--json"), std::string::npos) << both.err;
+}
+
+TEST_F(CliReport, AnOperatorKnownOnlyByItsFolderIsAnEmptyReportThatSaysSo) {
+  CommandResult r = Report({"--op", "softmax_fp32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("holds no run, seal or nightly check of softmax_fp32"), std::string::npos) << r.out;
+}
+
+TEST(CliReportStore, AMissingStoreFailsNamingItAndAnEmptyOneIsAnEmptyReport) {
+  TempDir dir;
+  CommandResult missing = RunForgek({"--store", dir.file("typo.db"), "report"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_NE(missing.err.find(dir.file("typo.db")), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("typo.db"))) << "a report creates no store";
+  {
+    Store store;
+    std::string err;
+    ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+  }
+  CommandResult empty = RunForgek({"--store", dir.file("store.db"), "report", "--format", "html"});
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  EXPECT_NE(empty.out.find("holds no run, seal or nightly check yet"), std::string::npos) << empty.out;
+}
+
+TEST(CliReportHelp, HelpNamesTheFormatsAndShowsExamples) {
+  CommandResult r = RunForgek({"report", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"--run", "--op", "--format", "-o", "html", "csv", "Examples:", "forgek report --op"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace forgek
