@@ -121,6 +121,9 @@ STEPS=(
   # (exit 0, JUnit read back); then a spin planted in one seal's kernel must be caught (exit 3, a
   # <failure> per config of that operator only); the store keeps both checks (scripts/regress_check.py).
   "regress|rm -f $out/regress.db*; timeout 560 python3 scripts/regress_check.py --forgek $bin/forgek --store $PWD/$out/regress.db --time-per-op ${REGRESS_T:-25} --keep $PWD/$out/regress"
+  # forgek report over the regress step's store: the HTML (inline SVG plots) and markdown come back
+  # under $out to be looked at; the JSON must name every operator sealed there.
+  "report|$bin/forgek --store $PWD/$out/regress.db report --format html -o $out/report.html && $bin/forgek --store $PWD/$out/regress.db report -o $out/report.md && $bin/forgek --store $PWD/$out/regress.db --json report | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[\"format\"], len(r.get(\"operators\", [])), \"operators\")'"
   "compare-torch|timeout 300 python3 scripts/compare_torch.py --forgek $bin/forgek --store ${COMPARE_STORE:-$PWD/$out/regress.db} --out $out/compare-torch.json --markdown $out/compare-torch.md"
   # gemv_bf16's family at the bandwidth limit: its default instance evaluated against cuBLAS, then
   # a run from an empty store of its own (GEMV_TIME seconds).
