@@ -1,5 +1,5 @@
-// `forgek report`: what the store knows of one run, one operator or everything, as markdown, JSON,
-// CSV or one self-contained HTML file (tables and inline SVG plots, no script). Reads the store only.
+// `forgek report`: what the store knows of one run, one operator or everything (and PyTorch's times
+// beside the seals, --torch) as markdown, JSON, CSV or one self-contained HTML file. Reads only.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -14,6 +14,7 @@
 #include "forgek/knowledge/store.h"
 #include "forgek/report/report.h"
 #include "forgek/report/report_print.h"
+#include "forgek/report/torch_compare.h"
 
 namespace forgek::cli {
 namespace {
@@ -22,6 +23,7 @@ struct ReportArgs {
   std::string run, op;
   std::string format;  // "" : markdown, or JSON under --json
   std::string output;
+  std::vector<std::string> torch;  // scripts/compare_torch.py's JSON files, shown beside the seals
 };
 
 ReportFormat FormatOf(const Context& ctx, const ReportArgs& a) {
@@ -66,6 +68,19 @@ std::map<std::string, OperatorSpec> Specs(const Context& ctx, const std::set<std
   return specs;
 }
 
+// Every --torch file read and checked before anything is built or written: a malformed one is a
+// failure (exit 1) that prints no partial report.
+std::vector<TorchComparison> TorchComparisons(const ReportArgs& a) {
+  std::vector<TorchComparison> out;
+  for (const std::string& path : a.torch) {
+    TorchComparison t;
+    std::string err;
+    if (!ReadTorchComparison(path, &t, &err)) throw Failure("--torch " + err);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 void Report(Context& ctx, const ReportArgs& a) {
   const ReportFormat format = FormatOf(ctx, a);
   if (!a.output.empty()) {
@@ -74,6 +89,7 @@ void Report(Context& ctx, const ReportArgs& a) {
     if (p == OutputProblem::usage) throw UsageError(why);
     if (p == OutputProblem::failure) throw Failure(why);
   }
+  const std::vector<TorchComparison> torch = TorchComparisons(a);
   Store store;
   std::string err;
   if (!store.Open(StorePath(ctx), &err, StoreMode::read_only)) throw Failure(err);
@@ -103,6 +119,7 @@ void Report(Context& ctx, const ReportArgs& a) {
 
   forgek::Report report;
   if (!BuildReport(store, sel, Specs(ctx, names), &report, &err)) throw Failure("store: " + err);
+  if (!AttachTorchComparisons(torch, &report, &err)) throw UsageError("--torch: " + err);
   const std::string text = PrintReport(report, format);
   if (a.output.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -125,12 +142,20 @@ void set_report_command(CLI::App& app, Context& ctx) {
   run->excludes(op);
   cmd->add_option("--format", a->format, "md (default), json (the default under --json), csv or html");
   cmd->add_option("-o,--output", a->output, "Write the report to this file instead of stdout");
+  cmd->add_option("--torch", a->torch,
+                  "scripts/compare_torch.py's --out JSON: its eager and torch.compile times beside the seals' configs "
+                  "(repeatable; each config in one file only)");
   cmd->footer(
       "\nWithout --run or --op, the whole store. markdown: the suite scoreboard and a table per section;\n"
       "json: every field (\"format\": \"forgek-report/1\"); csv: one row per operator and config; html: one\n"
       "self-contained file with the tables and the plots as inline SVG (no script, nothing fetched).\n"
-      "The store is only read. Exit codes: 0 written, 2 a usage mistake (an unknown run or operator),\n"
-      "1 no store or an unwritable output.\n");
+      "--torch FILE.json: what scripts/compare_torch.py timed (the seal, torch eager, torch.compile, the\n"
+      "speedups and whether the seal was correct), matched by operator and config name, in every format:\n"
+      "a table (md, html) with a bar plot per operator (html), a \"torch\" object per config (json),\n"
+      "torch_* columns (csv).\n"
+      "The store is only read. Exit codes: 0 written, 2 a usage mistake (an unknown run or operator, a\n"
+      "config in two --torch files), 1 no store, an unwritable output, or a --torch file unreadable or\n"
+      "not as compare_torch.py writes it (the message names the file and the field).\n");
   cmd->callback([&ctx, a] { Report(ctx, *a); });
 }
 

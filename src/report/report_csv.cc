@@ -1,6 +1,7 @@
 // The CSV printer of a report (RFC 4180): one row per operator and config, the operator's attempts
-// and spend repeated on each of its rows, so that one table loads into a spreadsheet or a data
-// frame. The series (convergence, nightly history, knowledge) are in JSON and HTML.
+// and spend repeated on each of its rows and what PyTorch takes for it last (`--torch`), so that one
+// table loads into a spreadsheet or a data frame. The series (convergence, nightly history,
+// knowledge) are in JSON and HTML.
 #include <cmath>
 #include <cstdio>
 
@@ -18,6 +19,17 @@ std::string Cell(double v) {
   return buf;
 }
 
+// What `report --torch` read of the config, as the last columns; empty cells without it.
+std::string TorchCells(const std::optional<TorchBeside>& t) {
+  if (!t) return ",,,,,,,";
+  const TorchConfig& n = t->numbers;
+  std::string note = t->note;
+  if (!n.note.empty()) note += (note.empty() ? "" : "; ") + n.note;
+  return report_text::CsvField(t->seal) + "," + Cell(n.seal_us) + "," + Cell(n.eager_us) + "," + Cell(n.compile_us) +
+         "," + Cell(n.speedup_vs_eager) + "," + Cell(n.speedup_vs_compile) + "," +
+         (n.correct ? (*n.correct ? "true" : "false") : "") + "," + report_text::CsvField(note);
+}
+
 }  // namespace
 
 std::string ReportCsv(const Report& r) {
@@ -25,7 +37,8 @@ std::string ReportCsv(const Report& r) {
   std::string out =
       "operator,arch,config,expert_us,expert_noise,incumbent_us,incumbent_noise,best_us,best_noise,"
       "speedup_vs_expert,sol_pct,floor_us,kernel,mechanisms,seal,attempts,operator_runs,operator_attempts,"
-      "operator_cost_usd,note\r\n";
+      "operator_cost_usd,note,torch_seal,torch_seal_us,torch_eager_us,torch_compile_us,torch_speedup_vs_eager,"
+      "torch_speedup_vs_compile,torch_correct,torch_note\r\n";
   for (const ConfigRow& c : r.configs) {
     const OperatorRow* op = nullptr;
     for (const OperatorRow& o : r.operators)
@@ -37,7 +50,7 @@ std::string ReportCsv(const Report& r) {
                        CsvField(report_text::Join(c.mechanisms, ";")) + "," + CsvField(c.seal) + "," +
                        std::to_string(c.attempts) + "," + (op ? std::to_string(op->runs) : "") + "," +
                        (op ? std::to_string(op->attempts) : "") + "," + (op ? Cell(op->cost_usd) : "") + "," +
-                       CsvField(c.note);
+                       CsvField(c.note) + "," + TorchCells(c.torch);
     out += line + "\r\n";
   }
   return out;

@@ -65,8 +65,9 @@ std::string ReportHtml(const Report& r) {
     out += "</ul>\n";
   }
   if (!r.Empty()) {
-    out += Section(report_tables::Scoreboard(r.configs)) + Section(report_tables::Times(r)) +
-           Section(report_tables::Operators(r));
+    out += Section(report_tables::Scoreboard(r.configs)) + Section(report_tables::Times(r));
+    if (report_tables::HasTorch(r)) out += Section(report_tables::Torch(r), report_plots::Torch(r));
+    out += Section(report_tables::Operators(r));
     out += Section(report_tables::Runs(r), {report_plots::Convergence(r)});
     out += Section(report_tables::Seals(r), report_plots::Rooflines(r));
     if (!r.devices.empty()) out += Section(report_tables::Devices(r));

@@ -11,6 +11,30 @@ using nlohmann::json;
 json Num(double v) { return v > 0 && v < 1e300 ? json(v) : json(nullptr); }
 json Text(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+// What `report --torch` read of a config: the numbers as scripts/compare_torch.py wrote them.
+json TorchJson(const std::optional<TorchBeside>& t) {
+  if (!t) return nullptr;
+  const TorchConfig& n = t->numbers;
+  return {{"file", t->file},
+          {"seal", Text(t->seal)},
+          {"seal_note", Text(t->note)},
+          {"seal_us", Num(n.seal_us)},
+          {"seal_noise", Num(n.seal_noise)},
+          {"eager_us", Num(n.eager_us)},
+          {"eager_noise", Num(n.eager_noise)},
+          {"compile_us", Num(n.compile_us)},
+          {"compile_noise", Num(n.compile_noise)},
+          {"speedup_vs_eager", Num(n.speedup_vs_eager)},
+          {"speedup_vs_compile", Num(n.speedup_vs_compile)},
+          {"correct", n.correct ? json(*n.correct) : json(nullptr)},
+          {"status", n.status},
+          {"note", n.note}};
+}
+
+json TorchSourceJson(const TorchSource& s) {
+  return {{"file", s.file}, {"device", s.device}, {"torch", s.torch_version}, {"date", s.date}, {"method", s.method}};
+}
+
 json ConfigJson(const ConfigRow& c) {
   return {{"operator", c.op},
           {"arch", c.arch},
@@ -28,7 +52,8 @@ json ConfigJson(const ConfigRow& c) {
           {"mechanisms", c.mechanisms},
           {"seal", Text(c.seal)},
           {"attempts", c.attempts},
-          {"note", c.note}};
+          {"note", c.note},
+          {"torch", TorchJson(c.torch)}};
 }
 
 json OperatorJson(const OperatorRow& o) {
@@ -143,7 +168,8 @@ std::string ReportJson(const Report& r) {
             {"seals", List(r.seals, SealJson)},
             {"devices", List(r.devices, DeviceJson)},
             {"nightly", List(r.nightly, NightlyJson)},
-            {"knowledge", List(r.knowledge, KnowledgeJson)}};
+            {"knowledge", List(r.knowledge, KnowledgeJson)},
+            {"torch_comparisons", List(r.torch, TorchSourceJson)}};
   // Names and messages from user files may not be UTF-8: replaced (U+FFFD), never a throw.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -1,5 +1,6 @@
-// The plots of a report, as data for the SVG writer: convergence, roofline, nightly history and
-// knowledge over time. Only the HTML printer draws them; the other formats carry their numbers.
+// The plots of a report, as data for the SVG writer: convergence, roofline, nightly history,
+// knowledge over time and the comparisons against PyTorch. Only the HTML printer draws them; the
+// other formats carry their numbers.
 #pragma once
 
 #include <vector>
@@ -17,5 +18,8 @@ std::vector<svg::Plot> Rooflines(const Report& r);
 std::vector<svg::Plot> Nightly(const Report& r);
 // Decisions known after each run, one line per verdict.
 svg::Plot Knowledge(const Report& r);
+// Per operator with comparisons against PyTorch: the seal's, eager's and compile's times as bars
+// per config (report_torch_plot.cc).
+std::vector<svg::Plot> Torch(const Report& r);
 
 }  // namespace forgek::report_plots

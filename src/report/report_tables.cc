@@ -9,14 +9,7 @@ namespace {
 using report_text::Join;
 using report_text::Num;
 using report_text::ShortId;
-
-// "12.30 ±1.2%", "12.30" without a noise, "-" when unknown.
-std::string TimeCell(double us, double noise) {
-  if (!(us > 0)) return "-";
-  std::string out = Num(us, "%.2f");
-  if (noise > 0) out += " \xC2\xB1" + Num(100 * noise, "%.1f") + "%";
-  return out;
-}
+using report_text::TimeCell;
 
 std::string Count(int64_t n) { return std::to_string(n); }
 

@@ -27,6 +27,10 @@ Table Seals(const Report& r);
 Table Devices(const Report& r);
 Table Nightly(const Report& r);
 Table Knowledge(const Report& r);
+// What `report --torch` read, one row per config it matched (report_torch_table.cc).
+Table Torch(const Report& r);
+// True when some config row has a comparison against PyTorch beside it.
+bool HasTorch(const Report& r);
 
 // The header, the alignment line and the rows, each cell escaped for markdown.
 std::string Markdown(const Table& t);

@@ -65,6 +65,13 @@ std::string Num(double v, const char* fmt, const char* unknown) {
   return buf;
 }
 
+std::string TimeCell(double us, double noise) {
+  if (!(us > 0) || !std::isfinite(us)) return "-";
+  std::string out = Num(us, "%.2f");
+  if (noise > 0) out += " \xC2\xB1" + Num(100 * noise, "%.1f") + "%";
+  return out;
+}
+
 std::string Join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : sep) + items[i];

@@ -21,6 +21,9 @@ std::string CsvField(const std::string& text);
 // `v` printed with `fmt` (a printf format of one double), or `unknown` when v <= 0 or not finite.
 std::string Num(double v, const char* fmt, const char* unknown = "-");
 
+// A median and its relative noise: "12.30 ±1.2%", "12.30" without a noise, "-" when unknown.
+std::string TimeCell(double us, double noise);
+
 // Items joined by `sep`.
 std::string Join(const std::vector<std::string>& items, const std::string& sep = ", ");
 

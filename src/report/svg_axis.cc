@@ -1,5 +1,5 @@
 // Axis ranges and ticks for the report's plots: round steps (1, 2, 5 x 10^k), whole decades on a
-// log axis, calendar steps on a date axis.
+// log axis, calendar steps on a date axis, named categories on a bar chart's.
 #include "svg_axis.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "iso_time.h"
+#include "report_text.h"
 
 namespace forgek::svg {
 namespace {
@@ -111,6 +112,15 @@ AxisFit FitAxis(const Axis& axis, const std::vector<double>& values) {
     case Scale::linear: break;
   }
   return Linear(axis, lo, hi);
+}
+
+AxisFit CategoryAxis(const std::vector<std::string>& categories) {
+  AxisFit f;
+  f.lo = -0.5;
+  f.hi = std::max<double>(1, static_cast<double>(categories.size())) - 0.5;
+  for (size_t i = 0; i < categories.size(); ++i)
+    f.ticks.push_back({static_cast<double>(i), report_text::Shorten(categories[i], 18)});
+  return f;
 }
 
 Scale ScaleFor(const std::vector<double>& values) {

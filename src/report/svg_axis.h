@@ -27,6 +27,9 @@ struct AxisFit {
 // least one). A single value gets a range around it.
 AxisFit FitAxis(const Axis& axis, const std::vector<double>& values);
 
+// A bar chart's x axis: [-0.5, n - 0.5], a tick at each category's index labelled by its name.
+AxisFit CategoryAxis(const std::vector<std::string>& categories);
+
 // `v` as a tick or tooltip label: "%g"-like, short.
 std::string Label(double v);
 

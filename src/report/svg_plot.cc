@@ -1,5 +1,5 @@
-// Rendering one plot as an inline <svg>: frame, ticks, axis labels, series (lines and points with
-// tooltips) and a legend. Every coordinate is finite and every text escaped.
+// Rendering one plot as an inline <svg>: frame, ticks, axis labels, series (lines and points, or bars
+// per category, with tooltips) and a legend. Every coordinate is finite and every text escaped.
 #include "svg_plot.h"
 
 #include <cmath>
@@ -74,15 +74,25 @@ std::string YAxis(const AxisFit& f, const Axis& a, const Box& b) {
 std::string PaletteColor(size_t i) { return kPalette[i % (sizeof kPalette / sizeof kPalette[0])]; }
 
 std::string Render(const Plot& plot) {
+  const bool categorical = !plot.categories.empty();
+  // On a bar chart x must name a category: a whole index within the list.
+  auto drawable = [&](double x, double y) {
+    const bool x_ok = categorical ? x >= 0 && x < static_cast<double>(plot.categories.size()) && x == std::floor(x)
+                                  : Drawable(x, plot.x.scale);
+    return x_ok && Drawable(y, plot.y.scale);
+  };
+  auto x_text = [&](double x) {
+    return categorical ? plot.categories[static_cast<size_t>(x)] : ValueText(x, plot.x.scale);
+  };
   std::vector<double> xs, ys;
   for (const Series& s : plot.series)
     for (const auto& [x, y] : s.points)
-      if (Drawable(x, plot.x.scale) && Drawable(y, plot.y.scale)) {
+      if (drawable(x, y)) {
         xs.push_back(x);
         ys.push_back(y);
       }
   if (xs.empty()) return "";
-  const AxisFit fx = FitAxis(plot.x, xs), fy = FitAxis(plot.y, ys);
+  const AxisFit fx = categorical ? CategoryAxis(plot.categories) : FitAxis(plot.x, xs), fy = FitAxis(plot.y, ys);
   const Box b{static_cast<double>(kLeft), static_cast<double>(kTop), static_cast<double>(plot.width - kRight),
               static_cast<double>(plot.height - kBottom)};
   auto px = [&](double x) { return b.x0 + fx.Fraction(x) * (b.x1 - b.x0); };
@@ -100,24 +110,36 @@ std::string Render(const Plot& plot) {
   out += "<rect class=\"frame\" x=\"" + Px(b.x0) + "\" y=\"" + Px(b.y0) + "\" width=\"" + Px(b.x1 - b.x0) +
          "\" height=\"" + Px(b.y1 - b.y0) + "\" fill=\"none\" stroke=\"#333\"/>";
 
+  // Bars of one category share 80% of its width, in the order of their series.
+  size_t bar_series = 0;
+  for (const Series& s : plot.series) bar_series += s.bars ? 1 : 0;
+  const double slot = (b.x1 - b.x0) / (fx.hi - fx.lo);
+  const double bar_w = bar_series > 0 ? 0.8 * slot / static_cast<double>(bar_series) : 0;
+
   std::string legend = "<g class=\"legend\">";
   const int legend_rows = (plot.height - kTop) / kLegendRow - 1;
   int shown = 0, hidden = 0;
+  size_t bar_index = 0;
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const Series& s = plot.series[i];
     std::string points, marks;
     for (const auto& [x, y] : s.points) {
-      if (!Drawable(x, plot.x.scale) || !Drawable(y, plot.y.scale)) continue;
+      if (!drawable(x, y)) continue;
       points += (points.empty() ? "" : " ") + Px(px(x)) + "," + Px(py(y));
-      if (s.markers)
+      const std::string tip = "<title>" + report_text::Html(s.label) + ": " + report_text::Html(x_text(x)) + ", " +
+                              report_text::Html(ValueText(y, plot.y.scale)) + "</title>";
+      if (s.bars)
+        marks += "<rect class=\"mark\" x=\"" + Px(px(x) - 0.4 * slot + static_cast<double>(bar_index) * bar_w) +
+                 "\" y=\"" + Px(py(y)) + "\" width=\"" + Px(bar_w) + "\" height=\"" + Px(b.y1 - py(y)) +
+                 "\" fill=\"" + Color(s, i) + "\">" + tip + "</rect>";
+      else if (s.markers)
         marks += "<circle class=\"mark\" cx=\"" + Px(px(x)) + "\" cy=\"" + Px(py(y)) + "\" r=\"3.5\" fill=\"" +
-                 Color(s, i) + "\"><title>" + report_text::Html(s.label) + ": " +
-                 report_text::Html(ValueText(x, plot.x.scale)) + ", " + report_text::Html(ValueText(y, plot.y.scale)) +
-                 "</title></circle>";
+                 Color(s, i) + "\">" + tip + "</circle>";
     }
+    if (s.bars) ++bar_index;
     if (points.empty()) continue;
     out += "<g class=\"series\">";
-    if (s.line)
+    if (s.line && !s.bars)
       out += "<polyline class=\"line\" points=\"" + points + "\" fill=\"none\" stroke=\"" + Color(s, i) +
              "\" stroke-width=\"1.8\"" + (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
     out += marks + "</g>";
@@ -127,9 +149,13 @@ std::string Render(const Plot& plot) {
     }
     const double ly = b.y0 + 6 + shown * kLegendRow;
     const double lx = b.x1 + 14;
-    legend += "<line x1=\"" + Px(lx) + "\" y1=\"" + Px(ly) + "\" x2=\"" + Px(lx + 18) + "\" y2=\"" + Px(ly) +
-              "\" stroke=\"" + Color(s, i) + "\" stroke-width=\"3\"" + (s.dashed ? " stroke-dasharray=\"4 3\"" : "") +
-              "/>";
+    if (s.bars)
+      legend += "<rect x=\"" + Px(lx) + "\" y=\"" + Px(ly - 5) + "\" width=\"18\" height=\"10\" fill=\"" + Color(s, i) +
+                "\"/>";
+    else
+      legend += "<line x1=\"" + Px(lx) + "\" y1=\"" + Px(ly) + "\" x2=\"" + Px(lx + 18) + "\" y2=\"" + Px(ly) +
+                "\" stroke=\"" + Color(s, i) + "\" stroke-width=\"3\"" + (s.dashed ? " stroke-dasharray=\"4 3\"" : "") +
+                "/>";
     legend += "<text x=\"" + Px(lx + 24) + "\" y=\"" + Px(ly + 4) + "\">" +
               report_text::Html(report_text::Shorten(s.label, 28)) + "</text>";
     ++shown;

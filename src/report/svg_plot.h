@@ -1,5 +1,6 @@
 // A small SVG plot writer for the HTML report: axes with ticks and labels (linear, log or dates),
-// lines, points and a legend, every text escaped. No script: the file reads the same in any viewer.
+// lines, points, bars side by side per category and a legend, every text escaped. No script: the
+// file reads the same in any viewer.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@ struct Series {
   bool markers = true;  // a circle on each point, with a tooltip (<title>)
   bool dashed = false;
   std::string color;    // "" for the palette's colour of the series' index
+  bool bars = false;    // a bar per point from the bottom of the plot, instead of a line and markers
 };
 
 struct Plot {
@@ -32,6 +34,9 @@ struct Plot {
   std::string title;
   Axis x, y;
   std::vector<Series> series;
+  // A bar chart's groups: when not empty, x is the index of a category, labelled by its name, and
+  // the bar series of a category stand side by side around it.
+  std::vector<std::string> categories;
   int width = 760, height = 400;
 };
 

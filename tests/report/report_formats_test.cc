@@ -12,6 +12,7 @@
 #include "forgek/core/utf8_text.h"
 #include "forgek/report/report.h"
 #include "forgek/report/report_print.h"
+#include "report/csv_read.h"
 #include "report/markup_check.h"
 #include "report/report_fixture.h"
 #include "test_util.h"
@@ -32,42 +33,6 @@ class ReportFormats : public ::testing::Test {
   report_fixture::Ids ids_;
   Report report_;
 };
-
-// RFC 4180 records: quoted fields may hold commas, quotes (doubled) and line breaks.
-std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows(1);
-  std::string field;
-  bool quoted = false, was_quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"' && field.empty() && !was_quoted) {
-      quoted = was_quoted = true;
-    } else if (c == ',') {
-      rows.back().push_back(field);
-      field.clear();
-      was_quoted = false;
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      rows.back().push_back(field);
-      field.clear();
-      was_quoted = false;
-      rows.emplace_back();
-      ++i;
-    } else {
-      field += c;
-    }
-  }
-  if (rows.back().empty() && field.empty()) rows.pop_back();
-  return rows;
-}
 
 TEST_F(ReportFormats, JsonCarriesEveryFieldAndReadsBack) {
   const std::string text = ReportJson(report_);
@@ -125,7 +90,7 @@ TEST_F(ReportFormats, JsonCarriesEveryFieldAndReadsBack) {
 
 TEST_F(ReportFormats, CsvIsOneRowPerConfigAndReadsBack) {
   const std::string text = ReportCsv(report_);
-  std::vector<std::vector<std::string>> rows = ParseCsv(text);
+  std::vector<std::vector<std::string>> rows = csv_read::ParseCsv(text);
   ASSERT_EQ(rows.size(), 4u) << text;
   const std::vector<std::string>& header = rows[0];
   for (const std::vector<std::string>& r : rows) ASSERT_EQ(r.size(), header.size()) << text;
@@ -255,7 +220,7 @@ TEST(ReportFormatsEmpty, AnEmptyReportSaysSoInEveryFormat) {
   nlohmann::json j = nlohmann::json::parse(ReportJson(r));
   EXPECT_EQ(j["empty"], true);
   EXPECT_EQ(j["notes"][0], r.notes[0]);
-  EXPECT_EQ(ParseCsv(ReportCsv(r)).size(), 1u) << "the header alone";
+  EXPECT_EQ(csv_read::ParseCsv(ReportCsv(r)).size(), 1u) << "the header alone";
   const std::string html = ReportHtml(r);
   std::vector<markup_check::Element> els;
   std::string err;

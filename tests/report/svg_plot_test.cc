@@ -105,5 +105,32 @@ TEST(SvgPlot, TheLegendNamesEachSeriesAndSaysHowManyItLeavesOut) {
   EXPECT_EQ(Count(svg, "<circle class=\"mark\""), 12u) << "every point is drawn, listed in the legend or not";
 }
 
+TEST(SvgPlot, BarsStandSideBySidePerCategoryFromTheBottom) {
+  Plot p;
+  p.id = "bars";
+  p.categories = {"small", "large <2>"};
+  p.y.from_zero = true;
+  Series a{"seal", {{0, 4}, {1, 80}, {2, 9}, {0.5, 9}}};  // x 2 and 0.5 name no category: dropped
+  Series b{"eager", {{0, 16}, {1, 100}}};
+  a.bars = b.bars = true;
+  p.series = {a, b};
+  const std::string svg = Render(p);
+  ASSERT_EQ(Count(svg, "<rect class=\"mark\""), 4u) << svg;
+  EXPECT_EQ(Count(svg, "<polyline"), 0u) << "bars draw no line";
+  EXPECT_EQ(Count(svg, "<circle"), 0u);
+  EXPECT_NE(svg.find("<title>eager: large &lt;2&gt;, 100</title>"), std::string::npos) << "the category names the bar";
+  EXPECT_NE(svg.find(">large &lt;2&gt;</text>"), std::string::npos) << "the category is the x tick's label";
+  // The first bar of a category ends where the second starts, both down to the frame's bottom.
+  auto attr = [&](size_t from, const std::string& name) {
+    const size_t at = svg.find(" " + name + "=\"", from) + name.size() + 3;
+    return std::stod(svg.substr(at, svg.find('"', at) - at));
+  };
+  const size_t seal0 = svg.find("<rect class=\"mark\"");
+  const size_t eager0 = svg.find("<rect class=\"mark\"", svg.find("<g class=\"series\">", seal0));
+  EXPECT_NEAR(attr(seal0, "x") + attr(seal0, "width"), attr(eager0, "x"), 0.02);
+  EXPECT_NEAR(attr(seal0, "y") + attr(seal0, "height"), attr(eager0, "y") + attr(eager0, "height"), 0.02);
+  EXPECT_GT(attr(seal0, "height"), 0);
+}
+
 }  // namespace
 }  // namespace forgek::svg

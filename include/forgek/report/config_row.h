@@ -2,8 +2,11 @@
 // what serves the config now, the best measured, and the kernel and mechanisms behind it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "forgek/report/torch_compare.h"
 
 namespace forgek {
 
@@ -25,6 +28,7 @@ struct ConfigRow {
   std::string seal;                    // seal id, "" where nothing sealed
   std::string note;                    // why nothing sealed, or why the operator has no numbers
   int attempts = 0;                    // attempts timed correct on this config (report only)
+  std::optional<TorchBeside> torch;    // what `report --torch` read of it (report only)
 };
 
 }  // namespace forgek

@@ -9,6 +9,7 @@
 #include "forgek/core/operator_spec.h"
 #include "forgek/knowledge/store.h"
 #include "forgek/report/config_row.h"
+#include "forgek/report/torch_compare.h"
 
 namespace forgek {
 
@@ -107,6 +108,7 @@ struct Report {
   std::vector<SealHistory> nightly;
   std::vector<KnowledgeStep> knowledge;
   std::vector<std::string> notes;    // what the report could not show, and why
+  std::vector<TorchSource> torch;    // the comparisons against PyTorch shown beside the configs
 
   // True when the selection holds nothing at all (a fresh store, an operator never run).
   bool Empty() const { return runs.empty() && seals.empty() && nightly.empty(); }
@@ -122,5 +124,11 @@ bool FindReportRun(Store& store, const std::string& id_or_prefix, RunRecord* out
 // report that says so.
 bool BuildReport(Store& store, const ReportSelection& sel, const std::map<std::string, OperatorSpec>& operators,
                  Report* out, std::string* err);
+
+// Sets beside each config row what `comparisons` timed of it, matched by operator and config name;
+// a row whose operator the report serves with another seal gets a note. What matches no row is
+// listed in the report's notes. False, with the report untouched, when two comparisons (or one and
+// a comparison attached before) time the same operator and config: which to show would be a guess.
+bool AttachTorchComparisons(const std::vector<TorchComparison>& comparisons, Report* report, std::string* err);
 
 }  // namespace forgek

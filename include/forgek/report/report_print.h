@@ -13,9 +13,11 @@ bool ParseReportFormat(const std::string& text, ReportFormat* out);
 
 // Markdown: the scoreboard, operators, runs, seals, nightly history and knowledge as tables.
 std::string ReportMarkdown(const Report& r);
-// JSON ({"format": "forgek-report/1", ...}): every field of the report, unknown numbers null.
+// JSON ({"format": "forgek-report/1", ...}): every field of the report, unknown numbers null; per
+// config a "torch" object (null without a comparison against PyTorch).
 std::string ReportJson(const Report& r);
-// CSV (RFC 4180): one row per operator and config, with a header row; the series are in JSON and HTML.
+// CSV (RFC 4180): one row per operator and config, with a header row, the torch_* columns empty
+// without a comparison against PyTorch; the series are in JSON and HTML.
 std::string ReportCsv(const Report& r);
 // One self-contained HTML file: inline CSS, the tables, and every plot as an inline <svg> with an
 // id (no script, no external resource).
