@@ -1,7 +1,8 @@
 // Seals exported as C (ExportSealC): the pair compiles warning-free as C11 and C++17 against cuda.h,
 // embeds the store's cubins byte for byte, plans launches exactly as ResolveCandidate resolves them
 // for any sizes, refuses unsupported sizes with its error code, follows a dispatch seal's rule, and
-// exports from a store copied elsewhere without compiling. The GPU suite runs the export.
+// exports from a store copied elsewhere without compiling; the C++ example of docs/using-seals.md
+// builds against it. The GPU suite runs the export and the example.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -172,6 +173,29 @@ class SealExportCTest : public SoftmaxSealFixture {
     fs::create_directories(dir + "/stub", ec);
     fs::create_symlink(CudaRoot() + "/lib64/stubs/libcuda.so", dir + "/stub/libcuda.so.1", ec);
     return dir + "/driver";
+  }
+
+  // examples/cpp/softmax_main.cc built against the export in `dir` with the commands of
+  // docs/using-seals.md (the export as C11, the program as C++17, linked with the toolkit's stub
+  // libcuda), every warning an error; the program's path.
+  std::string BuildCppExample(const std::string& dir) {
+    const std::vector<std::string> warnings = {"-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"};
+    auto with_warnings = [&](std::vector<std::string> argv) {
+      argv.insert(argv.begin() + 1, warnings.begin(), warnings.end());
+      return argv;
+    };
+    const std::string object = dir + "/" + kStem + ".o", program = dir + "/softmax_main";
+    std::string log;
+    EXPECT_TRUE(RunTool(with_warnings({cc_, "-std=c11", "-O2", "-c", dir + "/" + kStem + ".c", "-I",
+                                       CudaRoot() + "/include", "-o", object}),
+                        &log))
+        << log;
+    EXPECT_TRUE(RunTool(with_warnings({cxx_, "-std=c++17", "-O2", SourceDir() + "/examples/cpp/softmax_main.cc", object,
+                                       "-I", dir, "-I", CudaRoot() + "/include", "-L", CudaRoot() + "/lib64/stubs",
+                                       "-lcuda", "-lpthread", "-o", program}),
+                        &log))
+        << log;
+    return program;
   }
 
   // The driver's output for `sizes` ("M N" lines), one line each.
@@ -418,6 +442,15 @@ TEST_F(SealExportCTest, ExportsFromACopiedStoreWithoutCompiling) {
   RunDriver(tmp_.file("copied/driver"), {});
   EXPECT_EQ(ReadFile(tmp_.file("cubin.0")), cubin);
   EXPECT_NE(ReadFile(tmp_.file("copied/") + kStem + ".h").find("the sealed ones the store keeps"), std::string::npos);
+}
+
+// The C++ example of docs/using-seals.md builds, warning-free, against the export of a softmax seal,
+// as the doc builds it (here without a GPU: the stub libcuda links it, the GPU suite runs it).
+TEST_F(SealExportCTest, TheCppExampleBuildsAgainstTheExport) {
+  SealRecord s = SealOf("c0000example", SeedSource(), params_, "example cubin");
+  const std::string dir = Export(s);
+  ASSERT_FALSE(dir.empty());
+  EXPECT_TRUE(fs::is_regular_file(BuildCppExample(dir)));
 }
 
 // Without its cubin and with a source that no longer compiles there is nothing to embed; a folder
@@ -730,6 +763,37 @@ TEST_F(GpuSealExportC, ADispatchOfClusterAndSharedMemoryKernelsRunsEachSize) {
   // Rows: the cluster kernel, the shared-memory kernel (16 KiB rows: 64 KiB of it); outside the
   // table the fallback's warp path (N <= 1024) and its cluster path (N up to 8 x 32768).
   RunSoftmaxOnGpu(op_, dir, {{4096, 32768}, {16384, 4096}, {65536, 1024}, {777, 300}, {64, 100000}});
+}
+
+// The C++ example against the fixture's seal: the suite size and the size outside it match the CPU
+// within the operator's tolerance (the program checks and says "ok"), the size no kernel takes is
+// reported with its status and the plan's message, and the program exits 0.
+TEST_F(GpuSealExportC, TheCppExampleRunsTheSealAndReportsAnUnsupportedSize) {
+  SealRecord s = SealOf("g0000example", SeedSource(), params_, Build(SeedSource(), params_));
+  const std::string dir = Export(s);
+  ASSERT_FALSE(dir.empty());
+  const std::string program = BuildCppExample(dir);
+  ProcessOptions opts;
+  opts.timeout_s = 300;
+  ProcessRun run = RunProcess({program}, opts);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::vector<std::string> lines;
+  std::stringstream out(run.out);
+  for (std::string line; std::getline(out, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u) << run.out;
+  EXPECT_EQ(lines[0].rfind("forgek_softmax_fp32 on ", 0), 0u) << lines[0];
+  const std::string served[] = {"16384 x 4096: kernel 0 (seal g0000example), max |error| ",
+                                "333 x 5000: kernel 0 (seal g0000example), max |error| "};
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string& line = lines[1 + i];
+    SCOPED_TRACE(line);
+    EXPECT_EQ(line.rfind(served[i], 0), 0u);
+    EXPECT_NE(line.find(" us per call ("), std::string::npos) << "the time of the call";
+    EXPECT_TRUE(line.size() > 4 && line.compare(line.size() - 4, 4, ": ok") == 0);
+  }
+  EXPECT_EQ(lines[3],
+            "3000000000 x 4: UNSUPPORTED_SIZE launches[0].grid[0]: 'M' is 3000000000; must be in [1, 2147483647] "
+            "(sizes M=3000000000, N=4)");
 }
 
 // A program that runs forgek_gemm_bf16 on random bf16 inputs for each "M N K" line of stdin and
