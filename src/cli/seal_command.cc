@@ -22,7 +22,7 @@ struct SealArgs {
   std::string op;
   std::string id, other;
   std::string dir;
-  std::string lang = "folder";  // export: "folder" (docs/seal-format.md) or "c"
+  std::string lang = "folder";  // export: "folder" (docs/seal-format.md), "c" or "torch"
   bool allow_rebuilt = false;
 };
 
@@ -86,15 +86,23 @@ void Export(const Context& ctx, const SealArgs& a) {
   copts.cache_dir = CacheDir("nvrtc");
   Compiler compiler(copts);
   std::string err;
-  const bool c = a.lang == "c";
-  if (c ? !ExportSealC(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)
-        : !ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err))
-    throw Failure(err);
+  const bool c = a.lang == "c", torch = a.lang == "torch";
+  const bool ok = c       ? ExportSealC(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)
+                  : torch ? ExportSealTorch(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err)
+                          : ExportSeal(store, seal, op, compiler, a.dir, a.allow_rebuilt, &err);
+  if (!ok) throw Failure(err);
   const std::string stem = CExportName(op.name);
   if (ctx.json) {
     nlohmann::json out = {{"seal", seal.id}, {"dir", a.dir}, {"lang", a.lang}};
     if (c) out["files"] = {stem + ".h", stem + ".c"};
+    if (torch)
+      out["files"] = {stem + "/__init__.py", stem + "/_shapes.py", stem + "/" + stem + ".h", stem + "/" + stem + ".c"};
     std::printf("%s\n", out.dump().c_str());
+  } else if (torch) {
+    std::printf("exported seal %s as the PyTorch package %s in %s (with %s on sys.path: import %s, then "
+                "torch.ops.forgek.%s)\n",
+                Printable(seal.id.substr(0, 12)).c_str(), stem.c_str(), Printable(a.dir).c_str(),
+                Printable(a.dir).c_str(), stem.c_str(), Printable(op.name).c_str());
   } else if (c) {
     std::printf("exported seal %s as C to %s (%s.h, %s.c)\n", Printable(seal.id.substr(0, 12)).c_str(),
                 Printable(a.dir).c_str(), stem.c_str(), stem.c_str());
@@ -143,7 +151,9 @@ void set_seal_command(CLI::App& app, Context& ctx) {
   show->callback([&ctx, args] { Show(ctx, *args); });
 
   CLI::App* exp = seal->add_subcommand(
-      "export", "Write a self-contained folder loadable with the CUDA driver API, or (--lang c) C source that runs it");
+      "export",
+      "Write a self-contained folder loadable with the CUDA driver API, or (--lang c) C source that runs it, or "
+      "(--lang torch) a Python package registering it as a PyTorch op");
   exp->add_option("ID", args->id, "Seal id or unique prefix")->required()->check(NonEmpty());
   exp->add_option("DIR", args->dir, "Folder to create (must not exist or be empty; through a symbolic link, the folder it points to)")->required()->check(NonEmpty());
   exp->add_option("--lang", args->lang,
@@ -152,8 +162,13 @@ void set_seal_command(CLI::App& app, Context& ctx) {
                   "cubins embedded; one function per operator, forgek_<op>(stream, tensors, scalars, sizes, workspace), "
                   "plans the launches for any sizes from the manifests' expressions, checks the constraints, returns "
                   "an error code for sizes no kernel takes, picks a dispatch seal's kernel by its rule and needs the "
-                  "CUDA driver API alone (docs/seal-format.md)")
-      ->check(CLI::IsMember({"folder", "c"}));
+                  "CUDA driver API alone (docs/seal-format.md). torch: the package DIR/forgek_<op>/ (that C, "
+                  "_shapes.py, __init__.py); importing it builds the C with the system cc against the CUDA toolkit "
+                  "into a cache and registers torch.ops.forgek.<op>, taking and returning tensors (sizes read from "
+                  "their shapes; device, dtype, shape and contiguity checked), with a fake implementation for "
+                  "torch.compile. The package needs python3, torch, cc and the CUDA toolkit's headers; forgek "
+                  "does not")
+      ->check(CLI::IsMember({"folder", "c", "torch"}));
   exp->add_flag("--allow-rebuilt", args->allow_rebuilt,
                 "Export even when this toolchain's cubin differs from the sealed one");
   exp->callback([&ctx, args] { Export(ctx, *args); });

@@ -55,6 +55,14 @@ bool ExportSealC(Store& store, const SealRecord& seal, const OperatorSpec& op, C
                  const std::string& dir, bool allow_rebuilt, std::string* err);
 // "forgek_softmax_fp32": the C export's file stem and function prefix for an operator.
 std::string CExportName(const std::string& operator_name);
+// Writes the Python package `dir`/forgek_<op>/ (docs/seal-format.md "The torch export"): the C pair of
+// ExportSealC, _shapes.py (the operator's shapes as Python generated from its expression trees, the
+// sizes read from the inputs' shapes and the inputs checked against them, torch-free) and
+// __init__.py, which on import builds the C with the system compiler into a cached shared library,
+// loads it with ctypes and registers torch.ops.forgek.<op> (a functional custom op with a fake
+// implementation, so it runs under torch.compile). Same store, rebuild and folder rules as ExportSealC.
+bool ExportSealTorch(Store& store, const SealRecord& seal, const OperatorSpec& op, Compiler& compiler,
+                     const std::string& dir, bool allow_rebuilt, std::string* err);
 
 // Side-by-side differences of two seals: lineage, params, mechanisms, per-config times.
 std::string SealDiffText(Store& store, const SealRecord& a, const SealRecord& b);
