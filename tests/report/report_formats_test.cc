@@ -167,7 +167,9 @@ TEST_F(ReportFormats, HtmlIsOneWellFormedFileWithoutScriptAndEveryPlotHasMarks) 
     EXPECT_EQ(e.attrs.count("src"), 0u) << e.name << ": nothing is fetched";
     EXPECT_EQ(e.attrs.count("href"), 0u) << e.name;
     for (const auto& [k, v] : e.attrs) EXPECT_NE(k.rfind("on", 0), 0u) << "no event handler: " << k;
-    if (e.attrs.count("id")) EXPECT_TRUE(ids.insert(e.attrs.at("id")).second) << "duplicate id " << e.attrs.at("id");
+    if (e.attrs.count("id")) {
+      EXPECT_TRUE(ids.insert(e.attrs.at("id")).second) << "duplicate id " << e.attrs.at("id");
+    }
     if (e.name == "svg") svgs.push_back(static_cast<int>(i));
     for (const char* coord : {"x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "width", "height", "points"}) {
       auto a = e.attrs.find(coord);
