@@ -13,10 +13,13 @@ jobs=${FORGEK_JOBS:-$(nproc)}
 preset=${FORGEK_PRESET:-dev}
 [[ -z "${FORGEK_PRESET:-}" && "${CI:-}" == "true" ]] && preset=ci
 
+# Testing needs a little more than running: the browser that renders the HTML report.
+test_deps=0
+[[ "${1:-}" == "test" ]] && test_deps=1
 if [[ "$preset" == "ci" ]]; then
-  FORGEK_SANITIZE_DEPS=1 "$root/scripts/install-deps.sh"
+  FORGEK_TEST_DEPS=$test_deps FORGEK_SANITIZE_DEPS=1 "$root/scripts/install-deps.sh"
 else
-  "$root/scripts/install-deps.sh"
+  FORGEK_TEST_DEPS=$test_deps "$root/scripts/install-deps.sh"
 fi
 
 cmake --preset "$preset" >/dev/null

@@ -86,7 +86,7 @@ export bin out
 STEPS=(
   "probe|$bin/forgek worker --probe"
   "doctor|$F doctor"
-  "gpu-tests|timeout 420 $bin/forgek_tests --gtest_filter='Gpu*' --gtest_color=no"
+  "gpu-tests|timeout 420 $bin/forgek_tests --gtest_filter='${GPU_FILTER:-Gpu*}' --gtest_color=no"
   # A run's fixed cost (issue 21): the second run of an operator reuses the incumbent's analysis.
   "stage-times|stage_times softmax_fp32"
   # Tests that need the full toolkit (cuobjdump) rather than a GPU; they skip on the CI machine.

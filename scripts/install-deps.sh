@@ -9,6 +9,15 @@ packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libsp
 if [[ "${FORGEK_SANITIZE_DEPS:-}" == "1" ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
+# The tests (scripts/dev.sh test): the HTML report is rendered in headless Chromium
+# (tests/report/report_browser_test.cc). Debian packages it; elsewhere that test skips, said here.
+if [[ "${FORGEK_TEST_DEPS:-}" == "1" ]]; then
+  if grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then
+    packages+=(chromium-headless-shell)
+  elif ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
+    echo "install-deps: no chromium-headless-shell package outside Debian: the browser test of the HTML report will skip" >&2
+  fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -13,7 +13,6 @@ std::vector<svg::Plot> Torch(const Report& r) {
   std::vector<svg::Plot> out;
   for (const std::string& op : ops) {
     svg::Plot p;
-    p.id = "plot-torch-" + std::to_string(out.size());
     p.title = "Against PyTorch: " + op;
     p.x.label = "config";
     p.y = {"time, us (median)", svg::Scale::linear, false, true};
@@ -33,6 +32,10 @@ std::vector<svg::Plot> Torch(const Report& r) {
           ys.push_back(times[k]);
         }
     }
+    // An operator with no time at all (its seal wrong or not run on any config) has nothing to draw:
+    // its table rows say why. The ids stay consecutive over the plots drawn.
+    if (ys.empty()) continue;
+    p.id = "plot-torch-" + std::to_string(out.size());
     for (svg::Series& s : p.series) s.bars = true;
     // Configs of one operator may differ by decades: a log axis keeps the small ones visible.
     p.y.scale = svg::ScaleFor(ys);

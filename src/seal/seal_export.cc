@@ -96,7 +96,8 @@ Produced by `forgek seal export`. Everything needed to run this kernel without f
   TMA tensor maps to encode with `cuTensorMapEncodeTiled` (shapes and boxes outermost first:
   reverse them for the driver API), and the launches in order with grid, block, cluster,
   dynamic shared memory and arguments. Raise `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`
-  when dynamic shared memory exceeds 48 KiB; pass the cluster with `cuLaunchKernelEx`.
+  to the dynamic size for any launch that asks for dynamic shared memory (the default allowance
+  is 48 KiB minus the kernel's static shared memory); pass the cluster with `cuLaunchKernelEx`.
 - `kernel.cu` — the source (manifest comment at the top), compiled with the params in `seal.json`.
 - `seal.json` — identity, lineage, toolchain, driver, GPU and the sealed per-config times.
 

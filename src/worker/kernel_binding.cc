@@ -63,7 +63,9 @@ bool BoundKernel::Init(GpuContext* gpu, const WireKernel& kernel, const WireConf
   for (const ResolvedLaunch& l : kernel.launch.launches) {
     CUfunction f;
     if (!Ck(d.cuModuleGetFunction(&f, module, l.kernel.c_str()), "find kernel '" + l.kernel + "'", err)) return false;
-    if (l.smem > 48 * 1024 &&
+    // Raised whenever dynamic memory is asked for: the default allowance is 48 KB minus the
+    // kernel's static shared memory, so 48 KB of dynamic memory beside any static fails at launch.
+    if (l.smem > 0 &&
         !Ck(d.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.smem)),
             "allow " + std::to_string(l.smem) + " bytes of dynamic shared memory for " + l.kernel, err))
       return false;

@@ -13,12 +13,14 @@
 #include "forgek/compile/compile.h"
 #include "forgek/core/operator_spec.h"
 #include "forgek/core/param_corners.h"
+#include "test_util.h"
 
 namespace forgek {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kOperatorsDir = FORGEK_SOURCE_DIR "/operators";
+// The tree under test (FORGEK_SOURCE_DIR at run time, so one build can check another checkout).
+const std::string kOperatorsDir = SourceDir() + "/operators";
 
 // Paths relative to operators/, sorted, so test names are stable.
 std::vector<std::string> ShippedKernelFiles() {

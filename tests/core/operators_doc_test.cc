@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 TEST(OperatorsDoc, TheNewestTableHasARowForEveryConfigOfTheSuite) {
   std::set<std::pair<std::string, std::string>> suite;
   std::set<std::string> operators;
-  for (const fs::directory_entry& e : fs::directory_iterator(FORGEK_SOURCE_DIR "/operators")) {
+  for (const fs::directory_entry& e : fs::directory_iterator(SourceDir() + "/operators")) {
     if (!fs::exists(e.path() / "operator.json")) continue;
     OperatorSpec op;
     Diagnostics diags;
@@ -29,7 +29,7 @@ TEST(OperatorsDoc, TheNewestTableHasARowForEveryConfigOfTheSuite) {
   ASSERT_FALSE(suite.empty());
 
   // The newest dated section comes first: "## <date>, <GPU> (...), N operators, M configs".
-  std::istringstream doc(ReadFile(FORGEK_SOURCE_DIR "/docs/OPERATORS.md"));
+  std::istringstream doc(ReadFile(SourceDir() + "/docs/OPERATORS.md"));
   std::string line;
   const std::regex heading(R"(^## .*, (\d+) operators, (\d+) configs$)");
   std::smatch m;

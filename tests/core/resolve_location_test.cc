@@ -10,7 +10,7 @@
 namespace forgek {
 namespace {
 
-const std::string kOperatorDir = FORGEK_SOURCE_DIR "/operators/softmax_fp32";
+const std::string kOperatorDir = SourceDir() + "/operators/softmax_fp32";
 
 // A softmax candidate whose manifest fields are given; line 4 holds `launch_fields`.
 std::string Source(const std::string& before, const std::string& launch_fields) {

@@ -15,14 +15,15 @@
 
 #include "forgek/core/candidate.h"
 #include "forgek/knowledge/knowledge.h"
+#include "test_util.h"
 
 namespace forgek {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kKnowledgeDir = FORGEK_SOURCE_DIR "/knowledge";
-const std::string kOperatorsDir = FORGEK_SOURCE_DIR "/operators";
+const std::string kKnowledgeDir = SourceDir() + "/knowledge";
+const std::string kOperatorsDir = SourceDir() + "/operators";
 
 std::string Describe(const Diagnostics& diags) {
   std::string s;
@@ -39,7 +40,7 @@ std::vector<fs::path> OperatorKernelFiles() {
   return files;
 }
 
-std::string Relative(const fs::path& p) { return fs::relative(p, FORGEK_SOURCE_DIR).string(); }
+std::string Relative(const fs::path& p) { return fs::relative(p, SourceDir()).string(); }
 
 class CatalogueCoverageTest : public ::testing::Test {
  protected:

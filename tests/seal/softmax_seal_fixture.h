@@ -15,7 +15,7 @@ namespace forgek {
 
 class SoftmaxSealFixture : public ::testing::Test {
  protected:
-  static std::string OperatorDir() { return FORGEK_SOURCE_DIR "/operators/softmax_fp32"; }
+  static std::string OperatorDir() { return SourceDir() + "/operators/softmax_fp32"; }
   static std::string SeedSource() { return ReadFile(OperatorDir() + "/seed.cu"); }
 
   void SetUp() override {

@@ -68,6 +68,13 @@ TEST(GpuDeviceLibrary, BlockReductionsBroadcastToEveryThread) {
   ExpectKernelMatchesGolden("reduce_block");
 }
 
+// lookback.cuh: 65536 tiles chained by the decoupled look-back, polling back to back and with a
+// back-off; tile ids from a counter, every tile's inclusive prefix checked against an fp64 scan.
+TEST(GpuDeviceLibrary, DecoupledLookBackChainsEveryTile) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("lookback_chain");
+}
+
 // vec.cuh: 16-byte loads (nc no-allocate, with the L2 prefetch, streaming) and stores (streaming,
 // plain), bf16x8 and bf16x2 packing, on a size with no tail.
 TEST(GpuDeviceLibrary, VectorLoadsStoresAndBf16Packing) {

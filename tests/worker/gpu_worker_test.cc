@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdio>
 #include <future>
+#include <map>
+#include <optional>
 
 #include "forgek/core/param_corners.h"
 #include "forgek/core/params.h"
@@ -116,6 +117,32 @@ bool FirstValidInstance(const CandidateManifest& m, const ConfigSpec& config, Pa
   return false;
 }
 
+// The operator with its inputs drawn so that ties are everywhere, for the operators whose answer
+// depends on a tie rule (selection, sorting, routing): small integer ranges give each row of
+// 128256 thousands of equal values, each sort key ~4 million duplicates (stability then shows in
+// the values), each token's router many equal experts. nullopt for the other operators.
+std::optional<OperatorSpec> TieHeavy(const OperatorSpec& op) {
+  const std::map<std::string, std::map<std::string, std::pair<double, double>>> ranges = {
+      {"argmax_rows_bf16", {{"x", {-8, 8}}}},
+      {"topk_rows_fp32", {{"x", {0, 64}}}},
+      {"top_p_sampling_fp32", {{"logits", {-4, 4}}}},
+      {"moe_topk_softmax", {{"logits", {-2, 2}}}},
+      {"radix_sort_pairs_u32", {{"keys_in", {0, 16}}}},
+  };
+  auto it = ranges.find(op.name);
+  if (it == ranges.end()) return std::nullopt;
+  OperatorSpec tied = op;
+  for (TensorSpec& t : tied.tensors) {
+    auto r = it->second.find(t.name);
+    if (r == it->second.end()) continue;
+    t.init = InitSpec{};
+    t.init.dist = "int_range";
+    t.init.lo = r->second.first;
+    t.init.hi = r->second.second;
+  }
+  return tied;
+}
+
 // Every family of every shipped operator is correct (two fresh seeds) at the instances a search
 // reaches first or at the edge of its space: its first valid instance per config, and every corner
 // of its domains (each param at its min and max, the others at the first valid instance, as
@@ -178,26 +205,38 @@ TEST(GpuWorker, EveryFamilyIsCorrectAtTheCornersOfItsDomains) {
     }
   }
   ASSERT_FALSE(instances.empty()) << "no family of any operator was checked";
+  // The same operators with inputs full of ties (TieHeavy): every instance of theirs is checked
+  // again on those, where only the golden's tie rule gives the right answer.
+  std::vector<std::optional<OperatorSpec>> tie_ops;
+  for (const OperatorSpec& op : ops) tie_ops.push_back(TieHeavy(op));
+  size_t tie_checks = 0;
   for (Instance& inst : instances) {
-    const OperatorSpec& op = ops[inst.op];
     CompileResult compiled = inst.compiled.get();
-    ASSERT_TRUE(compiled.ok) << op.name << " " << inst.family << " " << ParamsJson(inst.params) << ": "
+    ASSERT_TRUE(compiled.ok) << ops[inst.op].name << " " << inst.family << " " << ParamsJson(inst.params) << ": "
                              << compiled.Summary();
-    EvalRequest req;
-    req.op = &op;
-    req.golden = goldens[inst.op];
-    req.candidate = {inst.family, "", compiled.cubin, inst.manifest, inst.params};
-    req.configs = inst.configs;
-    req.time = false;
-    req.seeds = 2;
-    EvalResult r = ev.Evaluate(req);
-    EXPECT_EQ(r.outcome, Outcome::correct) << op.name << " " << inst.family << " " << ParamsJson(inst.params) << ": "
-                                          << OutcomeName(r.outcome) << ": " << r.detail;
-    for (const ConfigResult& c : r.configs)
-      std::printf("[ family   ] %s %s %s %s rel_l2 %.3g max_abs %.3g\n", op.name.c_str(), inst.family.c_str(),
-                  ParamsJson(inst.params).c_str(), c.config.c_str(), c.correctness.rel_l2, c.correctness.max_abs);
+    for (const OperatorSpec* op : {&ops[inst.op], tie_ops[inst.op] ? &*tie_ops[inst.op] : nullptr}) {
+      if (!op) continue;
+      const bool ties = op != &ops[inst.op];
+      tie_checks += ties;
+      EvalRequest req;
+      req.op = op;
+      req.golden = goldens[inst.op];
+      req.candidate = {inst.family, "", compiled.cubin, inst.manifest, inst.params};
+      req.configs = inst.configs;
+      req.time = false;
+      req.seeds = 2;
+      EvalResult r = ev.Evaluate(req);
+      EXPECT_EQ(r.outcome, Outcome::correct) << op->name << (ties ? " (inputs full of ties) " : " ") << inst.family
+                                            << " " << ParamsJson(inst.params) << ": " << OutcomeName(r.outcome)
+                                            << ": " << r.detail;
+      for (const ConfigResult& c : r.configs)
+        std::printf("[ family   ] %s%s %s %s %s rel_l2 %.3g max_abs %.3g\n", op->name.c_str(), ties ? " (ties)" : "",
+                    inst.family.c_str(), ParamsJson(inst.params).c_str(), c.config.c_str(), c.correctness.rel_l2,
+                    c.correctness.max_abs);
+    }
   }
-  std::printf("[ families ] %zu instances checked\n", instances.size());
+  std::printf("[ families ] %zu instances checked, %zu of them again on inputs full of ties\n", instances.size(),
+              tie_checks);
 }
 
 struct Planted {
@@ -255,6 +294,29 @@ TEST(GpuWorker, PlantedCandidatesGetTheirOutcomesAndTheWorkerKeepsServing) {
         << "after " << p.file << ": " << OutcomeName(next.outcome) << ": " << next.detail;
   }
   std::printf("[ planted  ] worker spawns: %d\n", ev.client().spawns());
+}
+
+// The default allowance for dynamic shared memory is 48 KB minus the kernel's static shared
+// memory: a kernel asking for 48 KB of dynamic memory beside any static memory must still launch.
+TEST(GpuWorker, StaticSharedMemoryBesideFull48KDynamicLaunches) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  OperatorSpec op = LoadOp(OperatorsRoot() + "/softmax_fp32");
+  ASSERT_FALSE(op.name.empty());
+  Compiler compiler(NoCache());
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  opts.policy.stop.max_time_s = 0.3;
+  WorkerEvaluator ev(opts);
+  EvalRequest req;
+  req.op = &op;
+  req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+  req.candidate =
+      CompileKernel(compiler, SourceDir() + "/tests/worker/shared_memory/static_plus_48k_dynamic.cu", "48k");
+  req.incumbent = testing::Reference(compiler, op);
+  req.configs = {"65536x1024"};
+  req.deadline_s = 3;
+  EvalResult r = ev.Evaluate(req);
+  EXPECT_TRUE(OutcomeTimed(r.outcome)) << OutcomeName(r.outcome) << ": " << r.detail;
 }
 
 }  // namespace
