@@ -50,7 +50,8 @@ frame.addEventListener('load', () => {
     out.error = 'the framed page cannot be read (file access)';
   } else {
     out.title = d.title;
-    out.height = d.documentElement.scrollHeight;
+    // The content's height, not the frame's: scrollHeight is at least the 4000-pixel frame.
+    out.height = Math.ceil(d.documentElement.getBoundingClientRect().height);
     for (const s of d.querySelectorAll('svg')) {
       const r = s.getBoundingClientRect();
       const p = {id: s.id, width: r.width, height: r.height, marks: 0, drawn: 0, outside: 0};

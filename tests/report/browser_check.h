@@ -20,7 +20,7 @@ struct Page {
   std::string title;
   std::vector<std::string> console;  // every console message (the report has no script: none expected)
   std::vector<PlotBox> plots;
-  int height = 0;  // the document's scroll height, CSS pixels
+  int height = 0;  // the height of the document's content, CSS pixels
 };
 
 // The headless browser: `chromium-headless-shell` (Debian's package, which scripts/install-deps.sh

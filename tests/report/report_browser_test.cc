@@ -143,6 +143,8 @@ TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
   EXPECT_EQ(page.plots[1].marks_outside, 1);
   EXPECT_EQ(page.plots[2].drawn_marks, 1);
   EXPECT_EQ(page.plots[2].marks_outside, 0);
+  EXPECT_GT(page.height, 150) << "the page's content: one row of 200-pixel plots";
+  EXPECT_LT(page.height, 450) << "the content's height, not the frame's";
   EXPECT_FALSE(bc::Inspect(browser, tmp.file("no-such-page.html"), tmp.path(), &page, &err));
 }
 
