@@ -15,18 +15,23 @@ operator), the seal is exported (`forgek seal export`) and, per config of its la
      max_mismatch_fraction); a dispatch seal runs the kernel its dispatch.json rule picks;
   4. PyTorch runs eagerly and under torch.compile (default mode) on the native dtypes; its own
      agreement with the truth is reported in the note;
-  5. seal, eager and compile are timed interleaved (A B C, then C B A, ...): before every call a
+  5. where the seal exports as a PyTorch op (`forgek seal export --lang torch`: the package builds
+     the generated C library that embeds the same cubins), torch.ops.forgek.<op> is called on the
+     same inputs, checked the same way and timed with the others ("op"), so the library a user
+     calls is measured beside the bare launch; `forgek --json seal verify` re-times the seal with
+     forgek's worker ("verify", its CUDA-graph method) for the same configs;
+  6. seal, op, eager and compile are timed interleaved (A B C, then C B A, ...): before every call a
      buffer of max(256 MiB, 2 x L2) is written (cold L2), one CUDA event pair brackets the call,
      and the median of --reps calls is reported with p10/p90 and the relative noise
      (p90 - p10) / 2 / median, the statistics of forgek's worker. Unlike the worker, short
      kernels are not replayed in CUDA graphs: every contender is timed launch by launch.
 
-Prints a table (op, config, seal us, eager us, compile us, speedups, correct) and writes
+Prints a table (op, config, seal us, op us, verify us, eager us, compile us, speedups, correct) and writes
 --out JSON ({"format": "forgek-compare-torch/1", ...}) and --markdown (the table for
 docs/PERFORMANCE.md). Speedups are torch's time over the seal's: above 1 the seal is faster.
 
 Usage: scripts/compare_torch.py --forgek BIN --store DB [--ops a,b] [--out FILE.json]
-                                [--markdown FILE.md] [--reps N]
+                                [--markdown FILE.md] [--reps N] [--no-torch-op] [--no-verify]
 Exit 0 when every compared config is correct, 1 on a mismatch or a failure, 2 on a usage error.
 Needs torch with CUDA and libcuda.so.1 (the GPU machine); --help and the helpers work without them.
 """
@@ -34,6 +39,7 @@ import argparse
 import ast
 import ctypes
 import datetime
+import importlib
 import json
 import math
 import os
@@ -178,7 +184,13 @@ def parse_launch(path):
     if fmt != "forgek-seal-launch/1":
         raise CompareError(f"{path}: field \"format\" is {fmt!r}, expected \"forgek-seal-launch/1\"")
     configs = [_parse_config(c, f"{path}: configs[{i}]") for i, c in enumerate(_get(doc, "configs", list, path))]
-    return {"operator": _get(doc, "operator", str, path), "params": _get(doc, "params", dict, path), "configs": configs}
+    refused = []  # a dispatch kernel's configs that its manifest refuses
+    for i, r in enumerate(_get(doc, "refused", list, path, [], required=False)):
+        at = f"{path}: refused[{i}]"
+        refused.append({"config": _get(r, "config", str, at), "values": _get(r, "values", dict, at),
+                        "why": _get(r, "why", str, at, "", required=False)})
+    return {"operator": _get(doc, "operator", str, path), "params": _get(doc, "params", dict, path),
+            "configs": configs, "refused": refused}
 
 
 def parse_dispatch(path):
@@ -376,7 +388,7 @@ def summarize(us):
 
 
 def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_abs_err=None, rel_l2=None,
-               note="", status="compared", kernel=None):
+               note="", status="compared", kernel=None, op=None):
     """One config's entry of the JSON: times (medians), spreads, correctness, speedups (torch / seal)."""
     def med(s):
         return s["median"] if s else None
@@ -391,6 +403,8 @@ def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_a
             "seal_spread": spread(seal), "eager_spread": spread(eager), "compile_spread": spread(compiled),
             "correct": correct, "max_abs_err": max_abs_err, "rel_l2": rel_l2,
             "speedup_vs_eager": speedup(eager), "speedup_vs_compile": speedup(compiled),
+            "op_us": med(op), "op_spread": spread(op), "op_over_seal": speedup(op),
+            "verify_us": None, "verify_noise": None,
             "note": note, "status": status, "kernel": kernel}
 
 
@@ -425,19 +439,21 @@ def _fmt_ok(c):
 
 
 def table_rows(report):
-    """[op, config, seal us, eager us, compile us, seal/eager, seal/compile, correct] per config."""
+    """[op, config, seal us, op us, verify us, eager us, compile us, seal/eager, seal/compile, correct]
+    per config."""
     rows = []
     for op in report["operators"]:
         if not op["configs"]:
-            rows.append([op["op"], "—", "—", "—", "—", "—", "—", "—"])
+            rows.append([op["op"]] + ["—"] * (len(HEADER) - 1))
         for c in op["configs"]:
-            rows.append([op["op"], c["config"], _fmt_us(c["seal_us"]), _fmt_us(c["eager_us"]),
-                         _fmt_us(c["compile_us"]), _fmt_x(c["speedup_vs_eager"]), _fmt_x(c["speedup_vs_compile"]),
-                         _fmt_ok(c)])
+            rows.append([op["op"], c["config"], _fmt_us(c["seal_us"]), _fmt_us(c.get("op_us")),
+                         _fmt_us(c.get("verify_us")), _fmt_us(c["eager_us"]), _fmt_us(c["compile_us"]),
+                         _fmt_x(c["speedup_vs_eager"]), _fmt_x(c["speedup_vs_compile"]), _fmt_ok(c)])
     return rows
 
 
-HEADER = ["op", "config", "seal us", "eager us", "compile us", "speedup vs eager", "speedup vs compile", "correct"]
+HEADER = ["op", "config", "seal us", "op us", "verify us", "eager us", "compile us", "speedup vs eager",
+          "speedup vs compile", "correct"]
 
 
 def _notes(report):
@@ -463,8 +479,9 @@ def text_table(report):
 def markdown_table(report):
     lines = [f"### Seals against PyTorch ({report['date'][:10]}, {report['device']}, torch {report['torch']})", "",
              report["method"], "",
-             "| operator | config | seal µs | eager µs | compile µs | seal vs eager | seal vs compile | correct |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+             "| operator | config | seal µs | op µs | verify µs | eager µs | compile µs | seal vs eager | seal vs compile "
+             "| correct |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in table_rows(report):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |")
     notes = _notes(report)
@@ -827,7 +844,7 @@ class SealRunner:
         self.functions = []
         for launch in config["launches"]:
             fn = driver.function(self.module, launch["kernel"])
-            if launch["smem"] > 48 * 1024:
+            if launch["smem"] > 0:  # the default allowance is 48 KiB minus the kernel's static shared memory
                 driver.check(driver.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                        launch["smem"]), f"allow {launch['smem']} B of shared memory")
             c = launch["cluster"]
@@ -1006,8 +1023,72 @@ def torch_contenders(op, config, inputs, truth, tol, use_compile, notes):
     return out
 
 
-def compare_config(driver, op, op_spec, folder, config, args, flush):
-    """One config: inputs, truth, the seal's check, torch's checks, the interleaved timing."""
+class TorchOp:
+    """torch.ops.forgek.<op> of a seal's `--lang torch` export, with its package's tables: the order
+    of the tensors it takes (ARGUMENTS) and returns (RESULTS), its scalars, and the sizes passed as
+    keywords because no input's shape gives them (KEYWORD_SIZES)."""
+
+    def __init__(self, fn, shapes, scalars, folder):
+        self.fn, self.shapes, self.scalars, self.folder = fn, shapes, scalars, folder
+
+
+def load_torch_op(args, name, sid, export_root):
+    """The seal exported as a PyTorch package and imported (the import builds its C library); a
+    CompareError says why there is no op, and the comparison goes on without one."""
+    folder = os.path.join(export_root, f"{name}-{sid[:12]}-torch")
+    if os.path.exists(folder):
+        shutil.rmtree(folder)
+    forgek(args, "seal", "export", sid, folder, "--lang", "torch")
+    module = f"forgek_{name}"
+    if module in sys.modules:
+        raise CompareError(f"{module} is already imported in this process (a second seal of {name})")
+    sys.path.insert(0, folder)
+    try:
+        package = importlib.import_module(module)
+        shapes = importlib.import_module(module + "._shapes")
+        fn = getattr(torch.ops.forgek, name)
+    except Exception as e:  # a build failure (no cc, no CUDA headers) or a registration error
+        raise CompareError(f"import {module} from {folder}: {_short(e)}") from None
+    finally:
+        sys.path.remove(folder)
+    return TorchOp(fn, shapes, getattr(package, "_SCALARS", ()), folder)
+
+
+class TorchOpCall:
+    """The op bound to the inputs: the tensors it takes in its order (it clones inouts itself: the
+    op is functional), the config's scalars and keyword sizes; returns {result name: tensor}."""
+
+    def __init__(self, op, inputs, config):
+        s = config_scalars(config)
+        self.fn, self.results = op.fn, op.shapes.RESULTS
+        self.args = ([inputs[n] for n in op.shapes.ARGUMENTS] + [s[n] for n, _ in op.scalars] +
+                     [int(config["values"][p]) for p in op.shapes.KEYWORD_SIZES])
+
+    def __call__(self):
+        out = self.fn(*self.args)
+        return dict(zip(self.results, out if isinstance(out, (tuple, list)) else (out,)))
+
+
+def check_torch_op(call, config, truth, tol, notes):
+    """The op run once and checked as the seal is: (ok, detail); a failure goes to the notes."""
+    try:
+        out = call()
+        torch.cuda.synchronize()
+        results = {spec["name"]: checked_result(out, spec, "torch op") for spec in results_of(config)}
+    except Exception as e:
+        if is_sticky(e):
+            raise
+        notes.append(f"op failed: {_short(e)}")
+        return False
+    ok, _, _, detail = compare(results, truth, config, tol)
+    if not ok:
+        notes.append(f"op wrong: {detail}")
+    return ok
+
+
+def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=None):
+    """One config: inputs, truth, the seal's check, the torch op's and torch's checks, the
+    interleaved timing. A torch op that is wrong fails the config as a wrong seal does."""
     tol = op_spec["tolerance"]
     notes = []
     if tol["check"] != "elementwise":
@@ -1039,20 +1120,27 @@ def compare_config(driver, op, op_spec, folder, config, args, flush):
         if detail:
             notes.append(f"seal: {detail}")
         contenders = [Contender("seal", runner)]
+        op_ok = None
+        if torch_op is not None:
+            op_call = TorchOpCall(torch_op, inputs, config)
+            op_ok = check_torch_op(op_call, config, truth, tol, notes)
+            if op_ok:
+                contenders.append(Contender("op", op_call))
         contenders += torch_contenders(op, config, inputs, truth, tol, not args.no_compile, notes)
         del truth
         stats = time_contenders(contenders, args.reps, 3, flush)
         for c in contenders:
             if c.error:
                 notes.append(f"{c.name} stopped while timed: {c.error}")
-        return config_row(config["config"], stats.get("seal"), stats.get("eager"), stats.get("compile"), True,
-                          max_abs, rel, "; ".join(notes))
+        return config_row(config["config"], stats.get("seal"), stats.get("eager"), stats.get("compile"),
+                          op_ok is not False, max_abs, rel, "; ".join(notes), op=stats.get("op"))
     finally:
         runner.close()
 
 
-def compare_operator(driver, export_dir, op_spec, seal_id, args, flush, progress):
-    """Every config of one exported seal; a dispatch seal's configs run the kernel its rule picks."""
+def compare_operator(driver, export_dir, op_spec, seal_id, args, flush, progress, torch_op=None):
+    """Every config of one exported seal; a dispatch seal's configs run the kernel its rule picks
+    (and so does its torch op, through the library's own rule)."""
     entry = {"op": op_spec["name"], "seal": seal_id, "configs": [], "note": "", "status": "compared"}
     if op_spec["name"] in torch_ops.NOT_EXPRESSIBLE:
         entry.update(note=f"not compared: {torch_ops.NOT_EXPRESSIBLE[op_spec['name']]}", status="not compared")
@@ -1061,9 +1149,15 @@ def compare_operator(driver, export_dir, op_spec, seal_id, args, flush, progress
     launch = parse_launch(os.path.join(export_dir, "launch.json"))
     dispatch_path = os.path.join(export_dir, "dispatch.json")
     dispatch = parse_dispatch(dispatch_path) if os.path.exists(dispatch_path) else None
-    for config in launch["configs"]:
+    # A dispatch's top-level kernel may refuse some suite configs (launch.json "refused"): the
+    # dispatch rule still serves them, so they are compared too.
+    for config in launch["configs"] + launch["refused"]:
         progress(f"{op_spec['name']} {config['config']}")
         folder, run_config, kernel = export_dir, config, None
+        if "launches" not in config and not dispatch:
+            entry["configs"].append(config_row(config["config"], note=f"the seal's kernel refuses it: {config['why']}",
+                                               status="failed"))
+            continue
         if dispatch:
             served = pick_kernel(export_dir, dispatch, config["config"], config["values"])
             kernel = served["index"]
@@ -1078,7 +1172,7 @@ def compare_operator(driver, export_dir, op_spec, seal_id, args, flush, progress
                 raise CompareError(f"{os.path.join(folder, 'launch.json')}: no config {config['config']}")
         fatal = False
         try:
-            row = compare_config(driver, op, op_spec, folder, run_config, args, flush)
+            row = compare_config(driver, op, op_spec, folder, run_config, args, flush, torch_op)
         except CompareError as e:
             row = config_row(config["config"], note=str(e), status="failed")
         except KeyboardInterrupt:
@@ -1116,6 +1210,42 @@ def forgek(args, *cmd, timeout=600):
     return p.stdout
 
 
+def verify_times(args, sid):
+    """config -> (median us, noise) of `forgek --json seal verify SID`: the seal re-timed by forgek's
+    worker against the expert reference. Exit 3 (a regression) still gives the times."""
+    line = f"{args.forgek} --json seal verify {sid}"
+    cmd = [args.forgek, "--store", args.store, "--operators", args.operators] + (["--arch", args.arch] if args.arch
+                                                                                  else [])
+    try:
+        p = subprocess.run(cmd + ["--json", "seal", "verify", sid], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise CompareError(f"`{line}` did not finish within 600 s") from None
+    except OSError as e:
+        raise CompareError(f"`{line}` could not start: {e.strerror}") from None
+    if p.returncode not in (0, 3):
+        raise CompareError(f"`{line}` exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    return parse_verify(p.stdout, line)
+
+
+def parse_verify(text, where):
+    """config -> (median_us, noise) from seal verify's JSON; a CompareError names what is missing."""
+    try:
+        v = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CompareError(f"{where}: not JSON: {e.msg}") from None
+    if not isinstance(v, dict):
+        raise CompareError(f"{where}: not a JSON object")
+    if "error" in v:
+        raise CompareError(f"{where}: {v['error']}")
+    out = {}
+    for i, c in enumerate(_get(v, "configs", list, where)):
+        at = f"{where}: configs[{i}]"
+        median = _get(c, "median_us", (int, float), at)
+        out[_get(c, "config", str, at)] = (float(median), float(_get(c, "noise", (int, float), at)))
+    return out
+
+
 def newest_seals(args):
     """operator -> id of its newest seal in the store (`forgek --json seal list`, newest first)."""
     out = forgek(args, "--json", "seal", "list")
@@ -1143,6 +1273,9 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int, default=30, help="timed calls per contender and config (default 30)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the inputs (default 1)")
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out (compile_us null)")
+    ap.add_argument("--no-torch-op", action="store_true",
+                    help="leave the seal's PyTorch op (seal export --lang torch) out (op_us null)")
+    ap.add_argument("--no-verify", action="store_true", help="leave `forgek seal verify`'s times out (verify_us null)")
     ap.add_argument("--flush-mib", type=int, default=256, help="MiB written before each call, at least 2 x L2 (256)")
     ap.add_argument("--operators", default=os.environ.get("FORGEK_OPERATORS") or os.path.join(ROOT, "operators"),
                     help="operators folder (default $FORGEK_OPERATORS, else the repository's)")
@@ -1181,9 +1314,11 @@ def write_text(path, text):
 def method_text(args, flush_bytes):
     return (f"`scripts/compare_torch.py --reps {args.reps}`: one seed of the operator's inputs; the seal (driver "
             f"API, its own launch.json) checked against the float64 PyTorch truth under the operator's tolerance; "
-            f"seal, torch eager and torch.compile (default mode) interleaved, {flush_bytes >> 20} MiB written "
+            f"the seal's PyTorch op (its `--lang torch` export: the generated C library) checked the same way; "
+            f"seal, op, torch eager and torch.compile (default mode) interleaved, {flush_bytes >> 20} MiB written "
             f"before every call (cold L2), one CUDA event pair per call, median of {args.reps} calls (spread p10/p90 "
-            f"in the JSON). seal vs X = X's time / the seal's: above 1 the seal is faster.")
+            f"in the JSON). seal vs X = X's time / the seal's: above 1 the seal is faster. verify: "
+            f"`forgek seal verify`'s median (forgek's worker, CUDA graphs for short kernels).")
 
 
 def gpu_setup(args):
@@ -1224,7 +1359,26 @@ def compare_one(args, driver, flush, name, sid, export_root):
             shutil.rmtree(folder)
         forgek(args, "seal", "export", sid, folder)
         progress = (lambda text: print(f"-- {text}", file=sys.stderr, flush=True))
-        return compare_operator(driver, folder, op_spec, sid, args, flush, progress)
+        notes = []
+        torch_op = None
+        if not args.no_torch_op and name not in torch_ops.NOT_EXPRESSIBLE:
+            progress(f"{name}: the seal as a PyTorch op (seal export --lang torch, then its build)")
+            try:
+                torch_op = load_torch_op(args, name, sid, export_root)
+            except CompareError as e:
+                notes.append(f"no torch op: {e}")
+        verify = {}
+        if not args.no_verify:
+            progress(f"{name}: forgek seal verify {sid[:12]}")
+            try:
+                verify = verify_times(args, sid)
+            except CompareError as e:
+                notes.append(f"no verify times: {e}")
+        entry = compare_operator(driver, folder, op_spec, sid, args, flush, progress, torch_op)
+        for row in entry["configs"]:
+            row["verify_us"], row["verify_noise"] = verify.get(row["config"], (None, None))
+        entry["note"] = "; ".join(n for n in [entry["note"]] + notes if n)
+        return entry
     except CompareError as e:
         entry.update(status="failed", note=str(e))
         return entry

@@ -215,9 +215,13 @@ def fixture_report():
         doc = json.load(f)
     operators = []
     for op in doc["operators"]:
-        configs = [ct.config_row(c["config"], ct.summarize(c["seal"] or []), ct.summarize(c["eager"] or []),
-                                 ct.summarize(c["compile"] or []), c["correct"], c["max_abs_err"], c["rel_l2"],
-                                 c["note"], c["status"], c["kernel"]) for c in op["configs"]]
+        configs = []
+        for c in op["configs"]:
+            row = ct.config_row(c["config"], ct.summarize(c["seal"] or []), ct.summarize(c["eager"] or []),
+                                ct.summarize(c["compile"] or []), c["correct"], c["max_abs_err"], c["rel_l2"],
+                                c["note"], c["status"], c["kernel"], op=ct.summarize(c.get("op") or []))
+            row["verify_us"], row["verify_noise"] = c.get("verify", (None, None))
+            configs.append(row)
         operators.append({"op": op["op"], "seal": op["seal"], "configs": configs, "note": op["note"],
                           "status": op["status"]})
     return ct.build_report(operators, doc["device"], doc["torch"], doc["date"], doc["method"])
@@ -225,7 +229,8 @@ def fixture_report():
 
 class Writers(unittest.TestCase):
     CONFIG_KEYS = {"config", "seal_us", "eager_us", "compile_us", "seal_spread", "eager_spread", "compile_spread",
-                   "correct", "max_abs_err", "speedup_vs_eager", "speedup_vs_compile", "note"}
+                   "correct", "max_abs_err", "speedup_vs_eager", "speedup_vs_compile", "note", "op_us", "op_spread",
+                   "op_over_seal", "verify_us", "verify_noise"}
 
     def test_json_schema(self):
         report = json.loads(json.dumps(fixture_report()))
@@ -247,10 +252,14 @@ class Writers(unittest.TestCase):
         self.assertAlmostEqual(first["speedup_vs_eager"], 102.0 / 82.0)
         self.assertAlmostEqual(first["speedup_vs_compile"], 92.0 / 82.0)
         self.assertEqual(first["seal_spread"]["samples"], 5)
+        self.assertEqual((first["op_us"], first["verify_us"], first["verify_noise"]), (87.0, 81.5, 0.004))
+        self.assertAlmostEqual(first["op_over_seal"], 87.0 / 82.0)
         second = report["operators"][0]["configs"][1]
         self.assertIsNone(second["compile_us"])
         self.assertIsNone(second["speedup_vs_compile"])
         self.assertIsNone(second["compile_spread"])
+        self.assertEqual((second["op_us"], second["op_spread"], second["op_over_seal"], second["verify_us"]),
+                         (None, None, None, None))
 
     def test_text_table(self):
         text = ct.text_table(fixture_report())
@@ -259,8 +268,8 @@ class Writers(unittest.TestCase):
             self.assertIn(col, lines[0])
         self.assertTrue(set(lines[1]) <= {"-", " "})
         row = next(line for line in lines if line.startswith("rmsnorm_bf16") and "16384x4096" in line)
-        for cell in ("82.00", "102.0", "92.00", "1.24x", "1.12x", "yes"):
-            self.assertIn(cell, row)
+        cells = row.split()
+        self.assertEqual(cells[2:], ["82.00", "87.00", "81.50", "102.0", "92.00", "1.24x", "1.12x", "yes"])
         self.assertTrue(any("gemm_bf16" in line and "NO" in line for line in lines))
         self.assertIn("histogram_u8: no seal of histogram_u8 in store.db", text)
 
@@ -272,8 +281,9 @@ class Writers(unittest.TestCase):
         rows = [line for line in lines if line.startswith("| ") and not line.startswith("| operator")]
         self.assertEqual(len(rows), 5)  # four configs and one operator without any
         for row in rows:
-            self.assertEqual(row.count(" | "), 7, row)
-        self.assertIn("| gemm_bf16 | 8192^3 | — | — | — | — | — | — |", md)
+            self.assertEqual(row.count(" | "), 9, row)
+        self.assertIn("| rmsnorm_bf16 | 16384x4096 | 82.00 | 87.00 | 81.50 | 102.0 | 92.00 | 1.24x | 1.12x | yes |", md)
+        self.assertIn("| gemm_bf16 | 8192^3 | — | — | — | — | — | — | — | — |", md)
         self.assertIn("- gemm_bf16 4096^3: seal wrong", md)
 
     def test_exit_code(self):
@@ -285,6 +295,46 @@ class Writers(unittest.TestCase):
         self.assertEqual(ct.exit_code(report), 0)
         report["operators"][0]["configs"][0]["status"] = "failed"
         self.assertEqual(ct.exit_code(report), 1)
+
+
+class TorchOpAndVerify(unittest.TestCase):
+    """The torch op's call (argument order from its package's tables) and seal verify's times."""
+
+    def test_torch_op_call_passes_tensors_scalars_and_keyword_sizes_in_the_packages_order(self):
+        class Shapes:
+            ARGUMENTS = ("x", "res")
+            RESULTS = ("y", "res")
+            KEYWORD_SIZES = ("G",)
+        seen = []
+
+        def fn(*args):
+            seen.append(args)
+            return ("Y", "RES")
+        op = ct.TorchOp(fn, Shapes, (("eps", "f32"), ("k", "i32")), "/tmp/x")
+        config = {"values": {"M": 4, "N": 8, "G": 3},
+                  "scalars": [{"name": "k", "dtype": "i32", "value": 2}, {"name": "eps", "dtype": "f32", "value": 0.1}]}
+        call = ct.TorchOpCall(op, {"x": "X", "res": "R", "w": "W"}, config)
+        self.assertEqual(call(), {"y": "Y", "res": "RES"})
+        self.assertEqual(seen, [("X", "R", ct.f32(0.1), 2, 3)])
+        one = ct.TorchOpCall(ct.TorchOp(lambda *a: "Y", Shapes, (), ""), {"x": "X", "res": "R"}, config)
+        one.results = ("y",)
+        self.assertEqual(one(), {"y": "Y"})
+
+    def test_verify_times_by_config(self):
+        text = json.dumps({"seal": "abc", "ok": False, "configs": [
+            {"config": "16384x4096", "correct": True, "median_us": 81.5, "noise": 0.004},
+            {"config": "128x8192", "correct": True, "median_us": 4, "noise": 0.02}]})
+        self.assertEqual(ct.parse_verify(text, "verify"), {"16384x4096": (81.5, 0.004), "128x8192": (4.0, 0.02)})
+
+    def test_verify_errors_name_the_field(self):
+        for text, want in (("nope", "not JSON"), ("[]", "not a JSON object"),
+                           ('{"seal": "a", "ok": false, "error": "no GPU"}', "no GPU"),
+                           ('{"configs": [{"config": "a", "noise": 0.1}]}', "configs[0]"),
+                           ('{"ok": true}', "configs")):
+            with self.assertRaises(ct.CompareError) as cm:
+                ct.parse_verify(text, "seal verify x")
+            self.assertIn(want, str(cm.exception), text)
+            self.assertIn("seal verify x", str(cm.exception))
 
 
 class Helpers(unittest.TestCase):
@@ -426,7 +476,7 @@ class CommandLine(unittest.TestCase):
     def test_help(self):
         p = self.run_script("--help")
         self.assertEqual(p.returncode, 0, p.stderr)
-        for option in ("--forgek", "--store", "--ops", "--out", "--markdown", "--reps"):
+        for option in ("--forgek", "--store", "--ops", "--out", "--markdown", "--reps", "--no-torch-op", "--no-verify"):
             self.assertIn(option, p.stdout)
 
     def test_usage_errors_exit_2(self):

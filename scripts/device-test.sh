@@ -7,6 +7,8 @@
 # ONLY="gpu-tests ops-bench" runs just the named steps (a device call is limited to 10 minutes);
 # BENCH_OPS="gemm_bf16 topk_rows_fp32" limits ops-bench; XRUN_* choose the cross-run experiment;
 # LEARN_{GEMM,SOFTMAX}_{ITERATIONS,TIME} size the two runs of the learn-gemm / learn-softmax steps.
+# REGRESS_T / REGRESS_OPS size the regress step's batch; COMPARE_TIMEOUT / COMPARE_STORE bound and
+# feed the compare-torch step.
 set -uo pipefail
 bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
@@ -120,11 +122,11 @@ STEPS=(
   # The nightly job (forgek regress): seals of 6 operators from an empty store, every one must hold
   # (exit 0, JUnit read back); then a spin planted in one seal's kernel must be caught (exit 3, a
   # <failure> per config of that operator only); the store keeps both checks (scripts/regress_check.py).
-  "regress|rm -f $out/regress.db*; timeout 560 python3 scripts/regress_check.py --forgek $bin/forgek --store $PWD/$out/regress.db --time-per-op ${REGRESS_T:-25} --keep $PWD/$out/regress"
+  "regress|rm -f $out/regress.db*; timeout 560 python3 scripts/regress_check.py --forgek $bin/forgek --store $PWD/$out/regress.db --time-per-op ${REGRESS_T:-25} ${REGRESS_OPS:+--ops $REGRESS_OPS} --keep $PWD/$out/regress"
   # forgek report over the regress step's store: the HTML (inline SVG plots) and markdown come back
   # under $out to be looked at; the JSON must name every operator sealed there.
   "report|$bin/forgek --store $PWD/$out/regress.db report --format html -o $out/report.html && $bin/forgek --store $PWD/$out/regress.db report -o $out/report.md && $bin/forgek --store $PWD/$out/regress.db --json report | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[\"format\"], len(r.get(\"operators\", [])), \"operators\")'"
-  "compare-torch|timeout 300 python3 scripts/compare_torch.py --forgek $bin/forgek --store ${COMPARE_STORE:-$PWD/$out/regress.db} --out $out/compare-torch.json --markdown $out/compare-torch.md"
+  "compare-torch|timeout ${COMPARE_TIMEOUT:-540} python3 scripts/compare_torch.py --forgek $bin/forgek --store ${COMPARE_STORE:-$PWD/$out/regress.db} --out $out/compare-torch.json --markdown $out/compare-torch.md"
   # gemv_bf16's family at the bandwidth limit: its default instance evaluated against cuBLAS, then
   # a run from an empty store of its own (GEMV_TIME seconds).
   "gemv|rm -f $out/gemv.db*; $bin/forgek --json eval --op gemv_bf16 --kernel operators/gemv_bf16/families/column_tiles_split_k.cu && timeout $(( ${GEMV_TIME:-90} + 120 )) $bin/forgek --store $PWD/$out/gemv.db run --op gemv_bf16 --time ${GEMV_TIME:-90} --seed 1"

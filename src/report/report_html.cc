@@ -1,6 +1,8 @@
 // The HTML printer of a report: one self-contained, well-formed file (XHTML-style syntax, so an XML
 // parser reads it too) with inline CSS, the tables and every plot as an inline <svg> with an id.
 // No script and no external resource: it reads the same offline, in a mail or a CI artifact.
+#include <cctype>
+
 #include "forgek/report/report_print.h"
 #include "report_plots.h"
 #include "report_tables.h"
@@ -17,13 +19,31 @@ constexpr const char* kStyle =
     "padding:0 1em;color:#222;line-height:1.4}"
     "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}"
     "table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}"
-    "th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top}"
-    "th{background:#f4f4f4;text-align:left}td.r{text-align:right;font-variant-numeric:tabular-nums}"
+    "th,td{border:1px solid #ddd;padding:.25em .4em;vertical-align:top}"
+    "th{background:#f4f4f4;text-align:left}"
+    "td{overflow-wrap:break-word}td.r{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr:nth-child(even) td{background:#fafafa}.meta,.intro{color:#555}"
     "svg.plot{display:block;margin:1em 0;max-width:100%;height:auto}"
     "svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#333}"
     "svg text.title{font-size:13px;font-weight:600}svg text.label{font-size:12px}"
     "ul.notes li{color:#8a4b00}";
+
+// A cell's text, escaped, with a line-break opportunity after each comma and slash: kernel params
+// ("families/row_per_cta.cu ITEMS=4,LOAD_CS=0,...") are long words otherwise, and their column
+// would push the table past the page.
+std::string CellHtml(const std::string& text) {
+  const std::string escaped = Html(text);
+  std::string out;
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    const char c = escaped[i];
+    out += c;
+    // A slash only inside a path ("families/row_per_cta.cu"), not one that follows an entity.
+    const bool path_slash = c == '/' && i > 0 && (std::isalnum(static_cast<unsigned char>(escaped[i - 1])) ||
+                                                  escaped[i - 1] == '_');
+    if (c == ',' || path_slash) out += "<wbr/>";
+  }
+  return out;
+}
 
 std::string TableHtml(const report_tables::Table& t) {
   std::string out = "<table id=\"" + Html(t.id) + "-table\"><thead><tr>";
@@ -32,7 +52,7 @@ std::string TableHtml(const report_tables::Table& t) {
   for (const std::vector<std::string>& row : t.rows) {
     out += "<tr>";
     for (size_t i = 0; i < row.size(); ++i)
-      out += std::string(i < t.align.size() && t.align[i] == 'r' ? "<td class=\"r\">" : "<td>") + Html(row[i]) +
+      out += std::string(i < t.align.size() && t.align[i] == 'r' ? "<td class=\"r\">" : "<td>") + CellHtml(row[i]) +
              "</td>";
     out += "</tr>";
   }

@@ -29,12 +29,12 @@ std::string ConfigLine(const RegressConfig& c) {
     case RegressClass::unmeasured:
       return fmt::format("config {}: {}", c.config, c.message.empty() ? "not measured" : c.message);
     default:
-      return fmt::format("config {}: {} than the expert reference, {:.3f}x (noise {:.1f}%), now {:.2f} us, "
+      return fmt::format("config {}: {} the expert reference, {:.3f}x (noise {:.1f}%), now {:.2f} us, "
                          "expert {:.2f} us, sealed {:.2f} us (drift {:+.1f}%)",
                          c.config,
-                         c.klass == RegressClass::slower   ? "slower"
-                         : c.klass == RegressClass::faster ? "faster"
-                                                           : "the same",
+                         c.klass == RegressClass::slower   ? "slower than"
+                         : c.klass == RegressClass::faster ? "faster than"
+                                                           : "within noise of",
                          c.speedup, 100 * c.noise, c.now_us, c.expert_us, c.sealed_us, 100 * c.drift);
   }
 }

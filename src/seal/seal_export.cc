@@ -27,13 +27,21 @@ bool WriteText(const fs::path& path, const std::string& text, std::string* err) 
 }
 
 // Every config's launches with every expression evaluated, plus the tensors a caller must allocate.
-bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssignment& params, nlohmann::json* out,
-                std::string* err) {
+// A kernel of a dispatch seal serves only some configs (`every_config` false): those its manifest
+// refuses (a constraint, a launch bound) go to "refused" with the reason, where a single-kernel seal
+// must take every config and the export fails instead.
+bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssignment& params, bool every_config,
+                nlohmann::json* out, std::string* err) {
   nlohmann::json configs = nlohmann::json::array();
+  nlohmann::json refused = nlohmann::json::array();
   for (const ConfigSpec& config : op.configs) {
     ResolvedCandidate rc;
     Diagnostics diags;
     if (!ResolveCandidate(cand.manifest, op, params, config.values, &rc, &diags)) {
+      if (!every_config) {
+        refused.push_back({{"config", config.name}, {"values", config.values}, {"why", FormatDiagnostics(diags)}});
+        continue;
+      }
       *err = "config " + config.name + ": " + FormatDiagnostics(diags);
       return false;
     }
@@ -84,6 +92,7 @@ bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssign
                        {"launches", launches}});
   }
   *out = {{"format", "forgek-seal-launch/1"}, {"operator", op.name}, {"params", params}, {"configs", configs}};
+  if (!refused.empty()) (*out)["refused"] = refused;
   return true;
 }
 
@@ -112,10 +121,11 @@ namespace {
 // sealed one when it keeps it (nothing is compiled); else it is rebuilt, and must hash to
 // `sealed_sha` unless `allow_rebuilt` (a rebuild that matches is kept in the store, flagged, where
 // the store takes writes). *sha gets the exported cubin's SHA-256, *rebuilt whether it was compiled.
+// `every_config`: the kernel must take every config of the suite (LaunchJson).
 bool ExportKernel(Store& store, const std::string& what, const std::string& candidate_hash,
                   const std::string& params_json, const std::string& sealed_sha, const std::string& toolchain,
                   const std::string& arch, const OperatorSpec& op, Compiler& compiler, bool allow_rebuilt,
-                  const fs::path& folder, std::string* sha, bool* rebuilt, std::string* err) {
+                  bool every_config, const fs::path& folder, std::string* sha, bool* rebuilt, std::string* err) {
   CandidateRecord cand;
   bool found = false;
   if (!store.GetCandidate(candidate_hash, &cand, &found, err)) return false;
@@ -160,7 +170,10 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     cubin = std::move(compiled.cubin);
   }
   nlohmann::json launch;
-  if (!LaunchJson(op, parsed, params, &launch, err)) return false;
+  if (!LaunchJson(op, parsed, params, every_config, &launch, err)) {
+    *err = what + ": " + *err;
+    return false;
+  }
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) {
@@ -196,7 +209,7 @@ bool ExportDispatch(Store& store, const SealRecord& seal, const nlohmann::json& 
     std::string sha;
     bool compiled = false;
     if (!ExportKernel(store, at, k["candidate"].get<std::string>(), k["params"].dump(), k.value("cubin_sha256", ""),
-                      seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp / sub, &sha, &compiled, err))
+                      seal.toolchain, seal.arch, op, compiler, allow_rebuilt, false, tmp / sub, &sha, &compiled, err))
       return false;
     *rebuilt = *rebuilt || compiled;
     kernels.push_back({{"kernel", i}, {"dir", sub}, {"params", k["params"]}, {"family", k.value("family", "")},
@@ -311,7 +324,8 @@ bool ExportSeal(Store& store, const SealRecord& seal, const OperatorSpec& op, Co
         std::string sha;
         bool rebuilt = false, rebuilt_dispatch = false;
         if (!ExportKernel(store, "seal " + seal.id, seal.candidate_hash, seal.params_json, seal.cubin_sha256,
-                          seal.toolchain, seal.arch, op, compiler, allow_rebuilt, tmp, &sha, &rebuilt, fill_err) ||
+                          seal.toolchain, seal.arch, op, compiler, allow_rebuilt, !dispatch, tmp, &sha, &rebuilt,
+                          fill_err) ||
             (dispatch && !ExportDispatch(store, seal, metadata["dispatch"], op, compiler, allow_rebuilt, tmp,
                                          &rebuilt_dispatch, fill_err)))
           return false;

@@ -638,9 +638,9 @@ def _checked_sizes(tensors, keyword_sizes):
     return device, sizes
 
 
-def _results(tensors, sizes, device):
+def _results(tensors, out_shapes, device):
     """Every tensor of the call in the C function's order: inputs as given, inouts cloned (the op
-    is functional), outputs allocated."""
+    is functional), outputs allocated (`out_shapes`: name -> shape)."""
     out = []
     for name, role, _ in _shapes.TENSORS:
         if role == "input":
@@ -648,7 +648,7 @@ def _results(tensors, sizes, device):
         elif role == "inout":
             out.append(tensors[name].clone())
         else:
-            out.append(torch.empty(_shapes.tensor_shape(name, sizes), dtype=_DTYPES[name], device=device))
+            out.append(torch.empty(out_shapes[name], dtype=_DTYPES[name], device=device))
     return out
 
 
@@ -665,27 +665,59 @@ def _scalar_values(scalars):
     return values
 
 
+# What a call's checks establish, by its signature (each tensor's shape, dtype, device and strides,
+# and the keyword sizes): the device, the sizes and the workspace bytes. A later call with the same
+# signature would pass the same checks, so it skips them; on small shapes that Python is most of
+# the op's host time. Bounded: a program that calls with ever new shapes keeps the first 4096.
+_PLANS = {}
+
+
+def _plan(tensors, keyword_sizes):
+    """(device, output shapes, the C function's size arguments, workspace bytes) of a call, checked
+    once per signature."""
+    key = (tuple((t.shape, t.dtype, t.device, t.stride()) if isinstance(t, torch.Tensor) else type(t)
+                 for t in tensors.values()), tuple(keyword_sizes.values()))
+    plan = _PLANS.get(key)
+    if plan is None:
+        device, sizes = _checked_sizes(tensors, keyword_sizes)
+        with torch.cuda.device(device):
+            ws = workspace_bytes(sizes)
+        out_shapes = {name: _shapes.tensor_shape(name, sizes)
+                      for name, role, _ in _shapes.TENSORS if role == "output"}
+        plan = (device, out_shapes, [sizes[p] for p in _shapes.PARAMS], ws)
+        if len(_PLANS) < 4096:
+            _PLANS[key] = plan
+    return plan
+
+
+def _launch(device, out_shapes, size_args, ws, tensors, values):
+    """Outputs and the workspace allocated, the C function called on the current stream."""
+    buffers = _results(tensors, out_shapes, device)
+    workspace = torch.empty(ws, dtype=torch.uint8, device=device) if ws > 0 else None
+    stream = torch.cuda.current_stream(device).cuda_stream
+    if stream in (0, 1, 2):
+        _make_context_current(device.index)
+    pointers = [b.data_ptr() for b in buffers]
+    ws_pointer = workspace.data_ptr() if workspace is not None else None
+    _check_status(_lib.@STEM@(stream, *pointers, *values, *size_args, ws_pointer, ws))
+    return buffers
+
+
 def _run(tensors, scalars, keyword_sizes):
     """The op on CUDA: checks, output allocation, the workspace from torch, and the C function on
     the current stream; returns the tensors the op returns."""
-    device, sizes = _checked_sizes(tensors, keyword_sizes)
+    device, out_shapes, size_args, ws = _plan(tensors, keyword_sizes)
     for name, t in tensors.items():
         # Kernels load with vectors and TMA, which need aligned addresses; a view at an odd offset has none.
         if t.data_ptr() % 16 != 0:
             raise ValueError(f"{OPERATOR}: {name}'s data is not 16-byte aligned (a view at an offset); "
                              f"pass {name}.clone()")
     values = _scalar_values(scalars)
-    buffers = _results(tensors, sizes, device)
-    size_args = [sizes[p] for p in _shapes.PARAMS]
-    with torch.cuda.device(device):
-        ws = workspace_bytes(sizes)
-        workspace = torch.empty(ws, dtype=torch.uint8, device=device) if ws > 0 else None
-        stream = torch.cuda.current_stream(device).cuda_stream
-        if stream in (0, 1, 2):
-            _make_context_current(device.index)
-        pointers = [b.data_ptr() for b in buffers]
-        ws_pointer = workspace.data_ptr() if workspace is not None else None
-        _check_status(_lib.@STEM@(stream, *pointers, *values, *size_args, ws_pointer, ws))
+    if device.index == torch.cuda.current_device():
+        buffers = _launch(device, out_shapes, size_args, ws, tensors, values)
+    else:
+        with torch.cuda.device(device):
+            buffers = _launch(device, out_shapes, size_args, ws, tensors, values)
     by_name = {name: b for (name, _, _), b in zip(_shapes.TENSORS, buffers)}
     return tuple(by_name[name] for name in _shapes.RESULTS)
 

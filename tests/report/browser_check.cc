@@ -52,6 +52,8 @@ frame.addEventListener('load', () => {
     out.title = d.title;
     // The content's height, not the frame's: scrollHeight is at least the 4000-pixel frame.
     out.height = Math.ceil(d.documentElement.getBoundingClientRect().height);
+    // A table wider than the frame makes the document scroll sideways: its scrollWidth grows.
+    out.width = d.documentElement.scrollWidth;
     for (const s of d.querySelectorAll('svg')) {
       const r = s.getBoundingClientRect();
       const p = {id: s.id, width: r.width, height: r.height, marks: 0, drawn: 0, outside: 0};
@@ -142,6 +144,7 @@ bool Inspect(const std::string& browser, const std::string& html_path, const std
   *page = Page{};
   page->title = j.value("title", "");
   page->height = j.value("height", 0);
+  page->width = j.value("width", 0);
   for (const nlohmann::json& p : j["plots"]) {
     page->plots.push_back({p.value("id", ""), p.value("width", 0.0), p.value("height", 0.0), p.value("marks", 0),
                            p.value("drawn", 0), p.value("outside", 0)});

@@ -21,6 +21,7 @@ struct Page {
   std::vector<std::string> console;  // every console message (the report has no script: none expected)
   std::vector<PlotBox> plots;
   int height = 0;  // the height of the document's content, CSS pixels
+  int width = 0;   // the width of its content: above the 1280-pixel frame, something overflows
 };
 
 // The headless browser: `chromium-headless-shell` (Debian's package, which scripts/install-deps.sh

@@ -71,6 +71,7 @@ std::vector<std::string> ExpectSeenWhole(const std::string& browser, const std::
   }
   EXPECT_EQ(seen, written) << name << ": the browser laid out other plots than the file holds";
   EXPECT_GT(page.height, 600) << name;
+  EXPECT_LE(page.width, 1280) << name << ": the content is wider than the 1280-pixel window (a table overflows)";
 
   // The screenshot, and one of an empty page of the same size: the report's holds far more.
   const std::string png = dir + "/" + name + ".png", blank_png = dir + "/blank.png";
@@ -118,7 +119,8 @@ TEST(ReportBrowser, TheCliReportWithPyTorchBesideItRendersItsBarPlot) {
 }
 
 // Each check can fail: a console error (an attribute the SVG parser rejects), a plot with no drawn
-// mark, a mark outside its frame, and a page the harness cannot measure are all reported.
+// mark, a mark outside its frame, a table wider than the window and a page the harness cannot
+// measure are all reported.
 TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
   FORGEK_BROWSER_OR_SKIP(browser);
   TempDir tmp;
@@ -129,6 +131,7 @@ TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
             "<svg id=\"stray\" width=\"300\" height=\"200\"><rect class=\"mark\" x=\"250\" y=\"10\" width=\"200\" "
             "height=\"20\" style=\"overflow:visible\"/></svg>"
             "<svg id=\"good\" width=\"300\" height=\"200\"><circle class=\"mark\" cx=\"50\" cy=\"50\" r=\"4\"/></svg>"
+            "<table><tr><td>" + std::string(400, 'x') + "</td></tr></table>"
             "</body></html>");
   bc::Page page;
   std::string err;
@@ -145,6 +148,7 @@ TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
   EXPECT_EQ(page.plots[2].marks_outside, 0);
   EXPECT_GT(page.height, 150) << "the page's content: one row of 200-pixel plots";
   EXPECT_LT(page.height, 450) << "the content's height, not the frame's";
+  EXPECT_GT(page.width, 1280) << "a cell of 400 unbroken characters overflows the window";
   EXPECT_FALSE(bc::Inspect(browser, tmp.file("no-such-page.html"), tmp.path(), &page, &err));
 }
 

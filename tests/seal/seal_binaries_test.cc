@@ -5,6 +5,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "forgek/core/device_library.h"
@@ -143,6 +146,66 @@ TEST_F(SealBinariesTest, ARebuildThatDiffersIsRefusedWithoutAllowRebuiltAndNever
   EXPECT_FALSE(found);
   ASSERT_TRUE(store_.GetCubin(Sha256Hex(ReadFile(tmp_.file("allowed/kernel.cubin"))), &bytes, &found, nullptr, &err));
   EXPECT_FALSE(found) << "a rebuild that is not the sealed cubin is not kept";
+}
+
+// A dispatch whose fallback refuses a suite config (a constraint, as rmsnorm's row-in-registers
+// kernels have) exports: that kernel's launch.json lists the config under "refused" with the
+// constraint, the table's kernel serves it. A single-kernel seal that refuses a config still fails,
+// naming it.
+TEST_F(SealBinariesTest, ADispatchKernelThatRefusesAConfigListsItAndTheExportGoesOn) {
+  std::string narrow = ReadFile(OperatorDir() + "/seed.cu");
+  const std::string params_line = "\"params\": {\"THREADS\": 256},";
+  ASSERT_NE(narrow.find(params_line), std::string::npos);
+  narrow.replace(narrow.find(params_line), params_line.size(), params_line + "\n  \"constraints\": [\"N <= 4096\"],");
+  const std::string wide = ReadFile(OperatorDir() + "/seed.cu");
+  Compiler compiler(OneThread());
+  const ParamAssignment params = {{"THREADS", 256}};
+  std::string err;
+  std::vector<std::string> shas;
+  for (const std::string& source : {narrow, wide}) {
+    CompileResult built = compiler.CompileNow({"kernel.cu", ExpandedSource(source), "sm90", ParamDefines(params)});
+    ASSERT_TRUE(built.ok) << built.Summary();
+    shas.push_back(Sha256Hex(built.cubin));
+    ASSERT_TRUE(store_.PutCubin(shas.back(), built.cubin, "nvrtc 13.0", false, &err)) << err;
+  }
+  AddCandidate("cand-narrow", narrow);
+  AddCandidate("cand-wide", wide);
+  const std::string wide_config = "4096x32768";
+  ASSERT_TRUE(std::any_of(op_.configs.begin(), op_.configs.end(), [&](const ConfigSpec& c) { return c.name == wide_config; }));
+  nlohmann::json kernels = {{{"candidate", "cand-narrow"}, {"params", params}, {"cubin_sha256", shas[0]}},
+                            {{"candidate", "cand-wide"}, {"params", params}, {"cubin_sha256", shas[1]}}};
+  SealRecord s = NewSeal("bin0000dispatch", "cand-narrow");
+  s.params_json = ParamsJson(params);
+  s.cubin_sha256 = shas[0];
+  s.metadata_json = nlohmann::json{{"dispatch", {{"kernels", kernels},
+                                                 {"table", {{{"config", wide_config}, {"kernel", 1}, {"why", "N > 4096"}}}},
+                                                 {"fallback", 0}}}}
+                        .dump();
+  StoreSeal(s);
+  ASSERT_TRUE(ExportSeal(store_, s, op_, compiler, tmp_.file("dispatch"), false, &err)) << err;
+  for (const char* launch_path : {"dispatch/launch.json", "dispatch/kernels/0/launch.json"}) {
+    SCOPED_TRACE(launch_path);
+    nlohmann::json launch = nlohmann::json::parse(ReadFile(tmp_.file(launch_path)));
+    ASSERT_EQ(launch.at("refused").size(), 1u);
+    EXPECT_EQ(launch["refused"][0].at("config"), wide_config);
+    EXPECT_EQ(launch["refused"][0].at("values").at("N"), 32768);
+    EXPECT_NE(launch["refused"][0].at("why").get<std::string>().find("N <= 4096"), std::string::npos)
+        << launch["refused"][0];
+    EXPECT_EQ(launch.at("configs").size(), op_.configs.size() - 1);
+    for (const nlohmann::json& c : launch["configs"]) EXPECT_NE(c.at("config"), wide_config);
+  }
+  nlohmann::json served = nlohmann::json::parse(ReadFile(tmp_.file("dispatch/kernels/1/launch.json")));
+  EXPECT_EQ(served.at("configs").size(), op_.configs.size());
+  EXPECT_FALSE(served.contains("refused"));
+
+  SealRecord single = NewSeal("bin0000single", "cand-narrow");
+  single.params_json = ParamsJson(params);
+  single.cubin_sha256 = shas[0];
+  StoreSeal(single);
+  EXPECT_FALSE(ExportSeal(store_, single, op_, compiler, tmp_.file("single"), false, &err));
+  EXPECT_NE(err.find("config " + wide_config), std::string::npos) << err;
+  EXPECT_NE(err.find("N <= 4096"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(tmp_.file("single/launch.json"))) << "nothing half-written";
 }
 
 }  // namespace

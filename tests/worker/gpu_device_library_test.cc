@@ -68,6 +68,14 @@ TEST(GpuDeviceLibrary, BlockReductionsBroadcastToEveryThread) {
   ExpectKernelMatchesGolden("reduce_block");
 }
 
+// radix_select.cuh: the first K of rows of small integers (every value tied hundreds of times)
+// from entries held in reverse column order, ties by the lower column, at K = 64, 37 of 100 (more
+// threads than entries) and 1; the selected minimum key and the bound over per-thread maxima.
+TEST(GpuDeviceLibrary, RadixSelectTakesTheFirstKWithTiesByColumn) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("radix_select");
+}
+
 // lookback.cuh: 65536 tiles chained by the decoupled look-back, polling back to back and with a
 // back-off; tile ids from a counter, every tile's inclusive prefix checked against an fp64 scan.
 TEST(GpuDeviceLibrary, DecoupledLookBackChainsEveryTile) {

@@ -50,6 +50,7 @@
 // floats, so they are equal and ordered by column). Outputs are the input's own bits.
 #include <forgek/cluster.cuh>
 #include <forgek/mbarrier.cuh>
+#include <forgek/radix_select.cuh>
 #include <forgek/tma.cuh>
 
 constexpr int kWarp = 32;
@@ -57,142 +58,7 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kMaxChunks = 32;  // mbarriers: ceil(slice4 / CHUNK4) <= 32 (a constraint)
 constexpr int kMaxK = 64;       // K <= 64 (a constraint)
 
-// Order-preserving key: a < b as floats (no NaN) iff key(a) < key(b); -0.0 gets +0.0's key.
-__device__ __forceinline__ unsigned order_key(unsigned bits) {
-  const unsigned key = bits ^ ((bits & 0x80000000u) ? 0xffffffffu : 0x80000000u);
-  return key == 0x7fffffffu ? 0x80000000u : key;
-}
-
-struct SelectState {
-  unsigned hist[256];              // [256] counts of the current digit
-  unsigned digit, before, in_bin;  // find_bin's answer: the bin, entries in the bins ahead of it, in it
-  unsigned key_and, key_or;        // AND / OR of the keys: the leading digits every entry shares
-  unsigned sel_bits[kMaxK];        // [K] the selected entries, unordered
-  int sel_col[kMaxK];
-  int sel_count;
-};
-
-// Warp 0: the bin holding the need-th entry when the 256 bins are walked from 255 down (from_top)
-// or from 0 up; stores it with the entries of the bins walked before it and its own count.
-// Lane l reads bins 8l .. 8l+7 of the walk; a shuffle scan gives each lane the entries before its bins.
-__device__ __forceinline__ void find_bin(SelectState& s, unsigned need, bool from_top) {
-  const int lane = threadIdx.x % kWarp;
-  unsigned c[8], mine = 0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    c[i] = s.hist[from_top ? 255 - (8 * lane + i) : 8 * lane + i];
-    mine += c[i];
-  }
-  unsigned incl = mine;
-#pragma unroll
-  for (int o = 1; o < kWarp; o *= 2) {
-    const unsigned y = __shfl_up_sync(kFull, incl, o);
-    if (lane >= o) incl += y;
-  }
-  unsigned run = incl - mine;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    if (run < need && need <= run + c[i]) {
-      s.digit = from_top ? 255 - (8 * lane + i) : 8 * lane + i;
-      s.before = run;
-      s.in_bin = c[i];
-    }
-    run += c[i];
-  }
-}
-
-// All threads: one radix pass. Histogram digit_of(e) over e < n (a value > 255 skips e), then warp
-// 0 finds the bin of the need-th entry. Ends with a barrier: s.digit / before / in_bin are readable.
-// Needs no barrier before it: the previous pass's readers of s.hist (warp 0) passed its last barrier.
-template <typename DigitOf>
-__device__ __forceinline__ void radix_pass(SelectState& s, int n, unsigned need, bool from_top, DigitOf digit_of) {
-  for (int b = threadIdx.x; b < 256; b += THREADS) s.hist[b] = 0;
-  __syncthreads();
-  for (int e = threadIdx.x; e < n; e += THREADS) {
-    const unsigned d = digit_of(e);
-    if (d < 256u) atomicAdd(&s.hist[d], 1u);
-  }
-  __syncthreads();
-  if (threadIdx.x < kWarp) find_bin(s, need, from_top);
-  __syncthreads();
-}
-
-// All threads: copy the K first entries of (bits[e], col[e]), e < n, in (value desc, column asc)
-// order to s.sel_* (unordered). Needs K <= n; columns distinct and < 2^24.
-__device__ void select_first_k(const unsigned* bits, const int* col, int n, int K, SelectState& s) {
-  const int tid = threadIdx.x;
-  // The leading key bytes that every entry shares need no pass (for ~500 candidates of N(0,1)
-  // data in [2, 8) the first byte is one bin: a pass of same-address atomics).
-  if (tid == 0) s.key_and = kFull, s.key_or = 0u;
-  __syncthreads();
-  unsigned a = kFull, o = 0u;
-  for (int e = tid; e < n; e += THREADS) {
-    const unsigned k = order_key(bits[e]);
-    a &= k, o |= k;
-  }
-  a = __reduce_and_sync(kFull, a);
-  o = __reduce_or_sync(kFull, o);
-  if (tid % kWarp == 0) atomicAnd(&s.key_and, a), atomicOr(&s.key_or, o);
-  __syncthreads();
-  const unsigned same = ~(s.key_and ^ s.key_or);  // bits equal in every entry
-  int shift = 24;
-  unsigned mask = 0u;
-  while (shift >= 0 && ((same >> shift) & 255u) == 255u) mask |= 255u << shift, shift -= 8;
-  unsigned prefix = s.key_and & mask;
-  unsigned need = static_cast<unsigned>(K);
-  bool whole = n == K;  // the entries matching prefix under mask are exactly the ones to take
-  // Key digits, most significant first, over the entries still matching the prefix.
-  for (; shift >= 0 && !whole; shift -= 8) {
-    radix_pass(s, n, need, true, [&](int e) {
-      const unsigned k = order_key(bits[e]);
-      return (k & mask) == prefix ? (k >> shift) & 255u : 256u;
-    });
-    prefix |= s.digit << shift;
-    mask |= 255u << shift;
-    need -= s.before;
-    whole = s.in_bin == need;
-  }
-  // The K-th key is tied (mask is full, prefix is that key) and only `need` of its entries fit:
-  // the lowest columns among them, by column digits (columns < 2^24).
-  unsigned cprefix = 0u, cmask = 0u;
-  for (int cs = 16; cs >= 0 && !whole; cs -= 8) {
-    radix_pass(s, n, need, false, [&](int e) {
-      const unsigned c = static_cast<unsigned>(col[e]);
-      return order_key(bits[e]) == prefix && (c & cmask) == cprefix ? (c >> cs) & 255u : 256u;
-    });
-    cprefix |= s.digit << cs;
-    cmask |= 255u << cs;
-    need -= s.before;
-    whole = s.in_bin == need;
-  }
-  if (tid == 0) s.sel_count = 0;
-  __syncthreads();
-  for (int e = tid; e < n; e += THREADS) {
-    const unsigned k = order_key(bits[e]) & mask;
-    const unsigned c = static_cast<unsigned>(col[e]);
-    if (k > prefix || (k == prefix && (c & cmask) <= cprefix)) {
-      const int p = atomicAdd(&s.sel_count, 1);
-      s.sel_bits[p] = bits[e];
-      s.sel_col[p] = static_cast<int>(c);
-    }
-  }
-  __syncthreads();
-}
-
-// All threads, each with one key mk (0, below every real key, for a thread without values): a
-// bound t <= the K-th largest of the THREADS keys, exact to its top 16 bits, so that at least K
-// threads hold mk >= t. Needs THREADS >= K.
-__device__ __forceinline__ unsigned bound_from_maxima(unsigned mk, int K, SelectState& s) {
-  unsigned prefix = 0u, mask = 0u, need = static_cast<unsigned>(K);
-  for (int shift = 24; shift >= 16; shift -= 8) {
-    radix_pass(s, THREADS, need, true, [&](int) { return (mk & mask) == prefix ? (mk >> shift) & 255u : 256u; });
-    prefix |= s.digit << shift;
-    mask |= 255u << shift;
-    need -= s.before;
-    if (s.in_bin == need) break;  // the K largest are exactly those matching the prefix or above
-  }
-  return prefix;  // every key matching prefix under mask, or above it, is >= prefix
-}
+using SelectState = fk::RadixSelectState<kMaxK>;  // radix selects (<forgek/radix_select.cuh>)
 
 // Element c (0..3) of a float4's raw bits.
 __device__ __forceinline__ unsigned lane_bits(const float4& f, int c) {
@@ -251,8 +117,8 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
     const float4 f = slice[q];
     m = fmaxf(m, fmaxf(fmaxf(f.x, f.y), fmaxf(f.z, f.w)));
   }
-  const unsigned mk = tid < my4 ? order_key(__float_as_uint(m)) : 0u;
-  const unsigned t = bound_from_maxima(mk, K, sel);
+  const unsigned mk = tid < my4 ? fk::float_order_key(__float_as_uint(m)) : 0u;
+  const unsigned t = fk::radix_bound_of_keys<THREADS>(mk, K, sel);
 
   // Candidates: values with key >= t. Only threads whose max reaches t hold any.
   int mine = 0;
@@ -260,7 +126,7 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
     for (int q = tid; q < my4; q += THREADS) {
       const float4 f = slice[q];
 #pragma unroll
-      for (int c = 0; c < 4; ++c) mine += order_key(lane_bits(f, c)) >= t;
+      for (int c = 0; c < 4; ++c) mine += fk::float_order_key(lane_bits(f, c)) >= t;
     }
   }
   const int warp_total = static_cast<int>(__reduce_add_sync(kFull, static_cast<unsigned>(mine)));
@@ -276,7 +142,7 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
           const unsigned b = lane_bits(f, c);
-          if (order_key(b) >= t) list_bits[pos] = b, list_col[pos] = 4 * (begin4 + q) + c, ++pos;
+          if (fk::float_order_key(b) >= t) list_bits[pos] = b, list_col[pos] = 4 * (begin4 + q) + c, ++pos;
         }
       }
     }
@@ -293,13 +159,13 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
       for (int c = 0; c < 4; ++c) {
         const unsigned b = lane_bits(f, c);
         bool over = false;
-        if (q < my4 && order_key(b) >= t) {
+        if (q < my4 && fk::float_order_key(b) >= t) {
           const int pos = atomicAdd(&count, 1);
           list_bits[pos] = b, list_col[pos] = 4 * (begin4 + q) + c;
           over = pos + 1 > soft;
         }
         if (__syncthreads_or(over)) {
-          select_first_k(list_bits, list_col, count, K, sel);
+          fk::radix_select_first_k<THREADS>(list_bits, list_col, count, K, sel);
           if (tid < K) list_bits[tid] = sel.sel_bits[tid], list_col[tid] = sel.sel_col[tid];
           if (tid == 0) count = K;
           __syncthreads();
@@ -309,7 +175,7 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
   }
   // count is final here (a barrier ended either path). Rank 0 takes at most rcap from each rank.
   if (count > rcap) {
-    select_first_k(list_bits, list_col, count, K, sel);
+    fk::radix_select_first_k<THREADS>(list_bits, list_col, count, K, sel);
     if (tid < K) list_bits[tid] = sel.sel_bits[tid], list_col[tid] = sel.sel_col[tid];
     if (tid == 0) count = K;
     __syncthreads();
@@ -334,15 +200,15 @@ topk_rows_cluster_resident_select(const float* __restrict__ x,  // [M, N] row-ma
 
   const unsigned* g_bits = reinterpret_cast<const unsigned*>(smem);  // [gathered]
   const int* g_col = reinterpret_cast<const int*>(smem) + gcap;      // [gathered]
-  select_first_k(g_bits, g_col, gathered, K, sel);
+  fk::radix_select_first_k<THREADS>(g_bits, g_col, gathered, K, sel);
   if (tid < K) {
     // Rank sort: the K entries are distinct in (key, column), so the ranks are a permutation.
     const unsigned b = sel.sel_bits[tid];
-    const unsigned key = order_key(b);
+    const unsigned key = fk::float_order_key(b);
     const int col = sel.sel_col[tid];
     int r = 0;
     for (int i = 0; i < K; ++i) {
-      const unsigned ki = order_key(sel.sel_bits[i]);
+      const unsigned ki = fk::float_order_key(sel.sel_bits[i]);
       r += ki > key || (ki == key && sel.sel_col[i] < col);
     }
     values[static_cast<size_t>(row) * K + r] = __uint_as_float(b);
