@@ -1,11 +1,13 @@
 /* forgek
 {
-  "name": "attention_prefill_bf16_seed",
+  "name": "attention_prefill_fa2_mma",
   "mechanisms": ["cp_async", "mma_sync", "ldmatrix", "smem_swizzle", "online_softmax"],
-  "params": {"BM": 64, "BN": 32, "HEAD_DIM": 128, "MIN_BLOCKS": 1},
+  "controls": {"tile": ["BM"]},
+  "params": {"BM": [64, 128], "HEAD_DIM": 128, "MIN_BLOCKS": 1},
   "let": {"threads": "(BM/16)*32",
-          "smem_bytes": "(BM + 4*BN)*HEAD_DIM*2"},
-  "constraints": ["D == HEAD_DIM", "HEAD_DIM % 16 == 0", "S % BM == 0", "BM % BN == 0", "BN % 16 == 0", "(BN*HEAD_DIM/8) % threads == 0",
+          "bn": "BM/2",
+          "smem_bytes": "(BM + 4*bn)*HEAD_DIM*2"},
+  "constraints": ["D == HEAD_DIM", "HEAD_DIM % 16 == 0", "S % BM == 0", "bn % 16 == 0", "(bn*HEAD_DIM/8) % threads == 0",
                   "HQ % HKV == 0", "smem_bytes <= 232448"],
   "launches": [
     {"kernel": "attention_prefill_fa2",
@@ -14,10 +16,11 @@
   ]
 }
 */
-// Seed for attention_prefill_bf16: reference.cu's FlashAttention-2 style kernel at a small,
-// untuned tile (64 queries x 32 keys, 4 warps), a starting point that leaves the Hopper mechanisms
-// (TMA, wgmma, warp specialisation, larger tiles, intra-warpgroup overlap of softmax and MMA) to find.
-// A causal GQA forward on mma.sync tensor cores.
+// Seed for attention_prefill_bf16: a FlashAttention-2 style kernel, a starting point that leaves the
+// Hopper mechanisms (TMA, wgmma, warp specialisation, intra-warpgroup overlap of softmax and MMA) to
+// find. Two tiles of BM queries x BN = BM/2 keys: 64 x 32 (4 warps, the first instance) and 128 x 64
+// (8 warps, the operator's expert reference until cuDNN's SDPA took its place; README.md has both
+// timed). A causal GQA forward on mma.sync tensor cores.
 //
 // A block owns BM query rows of one (batch, head); each of its BM/16 warps owns 16 of them, so
 // every softmax statistic of a row lives in the 4 lanes of one quad and never crosses warps. Key
@@ -48,6 +51,7 @@
 #define CHUNKS (HEAD_DIM / 8)  // 16-byte chunks per row of Q, K, V tiles
 #define KSTEPS (HEAD_DIM / 16) // k16 steps over the head dimension
 #define DTILES (HEAD_DIM / 8)  // n8 tiles of O per warp
+#define BN (BM / 2)             // keys per tile
 #define NTILES (BN / 8)        // n8 tiles of S per warp
 
 // Shared tiles are [rows][HEAD_DIM] bf16 with the 16-byte chunks of row r XOR-swizzled by r & 7

@@ -77,7 +77,8 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
   std::future<CompileResult> ref_future;
   Candidate ref;
   if (op.reference.library.empty()) {
-    ref = LoadKernelFile(op.dir + "/" + op.reference.kernel);
+    Diagnostics diags;
+    if (!LoadReferenceKernel(op, &ref, &diags)) throw Failure(FormatDiagnostics(diags));
     ref_future = submit(ref, fixed(ref.manifest));
   }
   CompileResult g = golden_future.get();

@@ -79,7 +79,7 @@ void BenchOperator(const OperatorSpec& op, const Prepared& kernels, const BenchA
     BenchRow row;
     row.op = op.name;
     row.config = config.name;
-    row.reference = op.reference.library.empty() ? op.reference.kernel : op.reference.library;
+    row.reference = op.reference.library.empty() ? InstanceText(op.reference.kernel, op.reference.params) : op.reference.library;
     row.flops = Formula(op.flops, config);
     row.bytes = Formula(op.bytes, config);
     if (!kernels.ok) {

@@ -38,8 +38,11 @@ std::string Join(const std::vector<std::string>& items, const char* sep = ", ") 
   return out;
 }
 
-std::string ReferenceText(const ReferenceSpec& r) {
-  return r.library.empty() ? "kernel " + r.kernel : "library " + r.library;
+// The reference as operator.json writes it.
+json ReferenceJson(const ReferenceSpec& r) {
+  if (!r.library.empty()) return {{"library", r.library}};
+  if (r.params.empty()) return {{"kernel", r.kernel}};
+  return {{"kernel", r.kernel}, {"params", r.params}};
 }
 
 json DiagnosticJson(const Diagnostic& d) {
@@ -72,7 +75,7 @@ void ListOperators(const Context& ctx) {
                     ShellQuote(name));
       continue;
     }
-    json ref = op.reference.library.empty() ? json{{"kernel", op.reference.kernel}} : json{{"library", op.reference.library}};
+    json ref = ReferenceJson(op.reference);
     rows.push_back({{"name", op.name}, {"category", op.category}, {"configs", op.configs.size()}, {"reference", ref},
                     {"aliases", op.aliases}, {"dir", op.dir}});
     table.push_back({op.name, op.category, std::to_string(op.configs.size()), ReferenceText(op.reference),
@@ -148,9 +151,8 @@ json OperatorJson(const OperatorSpec& op) {
           {"bytes", op.bytes},
           {"tolerance", {{"rel_l2", t.rel_l2}, {"max_abs", t.max_abs}, {"exact", t.exact}, {"check", t.check}, {"why", t.why}}},
           {"golden", op.golden},
-          {"reference", op.reference.library.empty() ? json{{"kernel", op.reference.kernel}}
-                                                     : json{{"library", op.reference.library}}},
-          {"seed", op.seed},
+          {"reference", ReferenceJson(op.reference)},
+          {"seed", op.seed_params.empty() ? json(op.seed) : json{{"kernel", op.seed}, {"params", op.seed_params}}},
           {"families", op.families},
           {"configs", ConfigsJson(op)}};
 }
@@ -190,7 +192,7 @@ void ShowOperator(const Context& ctx, const std::string& name) {
   out += t.exact ? "  tolerance    exact" : fmt::format("  tolerance    rel_l2 {} max_abs {}", t.rel_l2, t.max_abs);
   out += (t.check == "elementwise" ? "" : " (" + t.check + ")") + std::string("\n               ") + t.why + "\n";
   out += fmt::format("  golden       {}\n  reference    {}\n  seed         {}\n", op.golden, ReferenceText(op.reference),
-                     op.seed);
+                     op.SeedText());
   out += "  families     " + (op.families.empty() ? std::string("(none)") : Join(op.families, "\n               ")) + "\n";
   out += "  configs\n";
   for (const json& c : j["configs"]) {
@@ -256,7 +258,10 @@ bool ResolveOnConfigs(const OperatorSpec& op, const std::string& path, const Can
 }
 
 bool CheckKernelFile(const OperatorSpec& op, const KernelFile& k, Candidate* c, Diagnostics* diags) {
-  if (!LoadCandidateFile(k.path, c, diags)) return false;
+  const bool loaded = k.field == "seed"               ? LoadSeed(op, c, diags)
+                      : k.field == "reference.kernel" ? LoadReferenceKernel(op, c, diags)
+                                                      : LoadCandidateFile(k.path, c, diags);
+  if (!loaded) return false;
   if (!ValidateCandidate(*c, op, diags)) return false;
   // A seed without domains is held to what a fixed kernel must do: resolve under every config.
   if (!k.fixed && !(k.field == "seed" && !c->manifest.IsFamily())) return true;

@@ -41,7 +41,8 @@ KernelUnderTest PrepareKernel(const Context& ctx, const OperatorSpec& op, const 
   std::string path = a.reference ? op.dir + "/" + op.reference.kernel : a.kernel;
   Candidate c;
   Diagnostics diags;
-  if (!LoadCandidateFile(path, &c, &diags)) throw Failure(FormatDiagnostics(diags));
+  if (!(a.reference ? LoadReferenceKernel(op, &c, &diags) : LoadCandidateFile(path, &c, &diags)))
+    throw Failure(FormatDiagnostics(diags));
   if (!ValidateCandidate(c, op, &diags)) throw Failure(FormatDiagnostics(diags));
   ParamAssignment params = ChooseParams(a.reference ? "" : a.params, c.manifest, path);
   CompilerOptions copts;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "forgek/core/file_read.h"
+#include "forgek/core/operator_spec.h"
 #include "json_fields.h"
 #include "forgek/core/json_parse.h"
 #include "manifest_span.h"
@@ -425,6 +426,14 @@ void ManifestOrigin::Locate(const std::string& field, long index, Diagnostic* d)
   d->column = p.column;
 }
 
+namespace {
+std::string JoinParamNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+}  // namespace
+
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
   std::string not_a_file;
   if (!IsReadableFile(path, &not_a_file)) {
@@ -437,6 +446,51 @@ bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* dia
     return false;
   }
   return ParseCandidate(path, source, out, diags);
+}
+
+namespace {
+// `file` (relative to the operator's folder) with each param of `params` narrowed to its value, which
+// must lie in the file's domain; errors on operator.json's `field`.NAME.
+bool LoadInstance(const OperatorSpec& op, const std::string& file, const std::map<std::string, int64_t>& params,
+                  const std::string& field, Candidate* out, Diagnostics* diags) {
+  if (!LoadCandidateFile((std::filesystem::path(op.dir) / file).string(), out, diags)) return false;
+  bool ok = true;
+  for (const auto& [name, value] : params) {
+    const std::string where = field + "." + name;
+    auto it = std::find_if(out->manifest.params.begin(), out->manifest.params.end(),
+                           [&](const ParamSpec& p) { return p.name == name; });
+    if (it == out->manifest.params.end()) {
+      std::vector<std::string> names;
+      for (const ParamSpec& p : out->manifest.params) names.push_back(p.name);
+      diags->push_back({op.path, where, 0, 0,
+                        file + " has no param '" + name + "'; its params are " +
+                            (names.empty() ? std::string("none") : JoinParamNames(names))});
+      ok = false;
+    } else if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {
+      std::string domain;
+      for (int64_t v : it->values) domain += (domain.empty() ? "" : ", ") + std::to_string(v);
+      diags->push_back({op.path, where, 0, 0,
+                        std::to_string(value) + " is not in " + file + "'s domain of " + name + " [" + domain +
+                            "]: an instance is one its file declares"});
+      ok = false;
+    } else {
+      it->values = {value};
+    }
+  }
+  return ok;
+}
+}  // namespace
+
+bool LoadSeed(const OperatorSpec& op, Candidate* out, Diagnostics* diags) {
+  return LoadInstance(op, op.seed, op.seed_params, "seed.params", out, diags);
+}
+
+bool LoadReferenceKernel(const OperatorSpec& op, Candidate* out, Diagnostics* diags) {
+  if (op.reference.kernel.empty()) {
+    diags->push_back({op.path, "reference", 0, 0, "the reference of " + op.name + " is a library call, not a kernel"});
+    return false;
+  }
+  return LoadInstance(op, op.reference.kernel, op.reference.params, "reference.params", out, diags);
 }
 
 std::vector<std::string> ParamDefines(const ParamAssignment& params) {

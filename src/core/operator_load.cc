@@ -536,14 +536,50 @@ class OperatorLoader {
     if (!IsReadableFile((fs::path(dir_) / rel).string(), &why)) r_.Error(path, "file '" + rel + "' in " + dir_ + " " + why);
   }
 
+  // "seed": "FILE", or {"kernel": "FILE", "params": {"NAME": value, ...}} for one instance of a
+  // family (or of any kernel file) as the seed: LoadSeed checks the values against its domains.
+  void ReadSeed(const Json& root) {
+    const Json* seed = r_.Member(root, "", "seed", true);
+    if (!seed) return;
+    if (seed->is_string()) {
+      if (r_.String(root, "", "seed", true, &s_.seed)) RequireFile("seed", s_.seed);
+      return;
+    }
+    if (!seed->is_object()) {
+      r_.Error("seed", "expected \"file.cu\" or {\"kernel\": \"file.cu\", \"params\": {...}}, got " +
+                           JsonTypeName(*seed));
+      return;
+    }
+    r_.UnknownMembers(*seed, "seed", {"kernel", "params"});
+    if (r_.String(*seed, "seed", "kernel", true, &s_.seed)) RequireFile("seed.kernel", s_.seed);
+    ReadInstanceParams(*seed, "seed", true, &s_.seed_params);
+  }
+
+  // The "params" of {"kernel": FILE, "params": {"NAME": value, ...}}: one instance of FILE.
+  void ReadInstanceParams(const Json& obj, const std::string& path, bool required, std::map<std::string, int64_t>* out) {
+    const Json* params = r_.Member(obj, path, "params", required);
+    if (!params) return;
+    const std::string ppath = JsonPathKey(path, "params");
+    if (!params->is_object() || params->empty()) {
+      r_.Error(ppath, "expected an object of param values such as {\"BM\": 128}, got " +
+                          (params->is_object() ? std::string("an empty object") : JsonTypeName(*params)));
+      return;
+    }
+    for (auto it = params->begin(); it != params->end(); ++it) {
+      int64_t v;
+      if (r_.Integer(it.value(), JsonPathKey(ppath, it.key()), &v)) (*out)[it.key()] = v;
+    }
+  }
+
   void ReadFiles(const Json& root) {
     if (r_.String(root, "", "golden", true, &s_.golden)) RequireFile("golden", s_.golden);
-    if (r_.String(root, "", "seed", true, &s_.seed)) RequireFile("seed", s_.seed);
+    ReadSeed(root);
     if (const Json* ref = r_.Member(root, "", "reference", true)) {
       if (!ref->is_object()) {
-        r_.Error("reference", "expected {\"library\": \"<id>\"} or {\"kernel\": \"file.cu\"}, got " + JsonTypeName(*ref));
+        r_.Error("reference", "expected {\"library\": \"<id>\"} or {\"kernel\": \"file.cu\"[, \"params\": {...}]}, got " +
+                                JsonTypeName(*ref));
       } else {
-        r_.UnknownMembers(*ref, "reference", {"library", "kernel"});
+        r_.UnknownMembers(*ref, "reference", {"library", "kernel", "params"});
         bool has_library = r_.String(*ref, "reference", "library", false, &s_.reference.library);
         bool has_kernel = r_.String(*ref, "reference", "kernel", false, &s_.reference.kernel);
         if (ref->contains("library") == ref->contains("kernel"))
@@ -552,6 +588,12 @@ class OperatorLoader {
           r_.Error("reference.library", "must name a library reference id");
         else if (has_kernel)
           RequireFile("reference.kernel", s_.reference.kernel);
+        if (ref->contains("params")) {
+          if (ref->contains("library"))
+            r_.Error("reference.params", "params name an instance of a reference kernel; a library reference takes none");
+          else
+            ReadInstanceParams(*ref, "reference", false, &s_.reference.params);
+        }
       }
     }
     if (r_.StringList(root, "", "families", false, &s_.families)) {

@@ -15,6 +15,18 @@ namespace forgek {
 
 namespace fs = std::filesystem;
 
+std::string InstanceText(const std::string& file, const std::map<std::string, int64_t>& params) {
+  std::string values;
+  for (const auto& [param, value] : params) values += (values.empty() ? "" : ", ") + param + "=" + std::to_string(value);
+  return values.empty() ? file : file + " at " + values;
+}
+
+std::string OperatorSpec::SeedText() const { return InstanceText(seed, seed_params); }
+
+std::string ReferenceText(const ReferenceSpec& r) {
+  return r.library.empty() ? "kernel " + InstanceText(r.kernel, r.params) : "library " + r.library;
+}
+
 const ConfigSpec* OperatorSpec::FindConfig(const std::string& config_name) const {
   for (const ConfigSpec& c : configs)
     if (c.name == config_name) return &c;

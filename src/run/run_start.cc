@@ -96,20 +96,19 @@ void RunState::LoadSearchSpace() {
     // some, else the seed alone (measured and analysed against the incumbent, sealed when it wins).
     Candidate seed;
     Diagnostics diags;
-    std::string path = (std::filesystem::path(op_.dir) / op_.seed).string();
-    bool loaded = LoadCandidateFile(path, &seed, &diags);
+    bool loaded = LoadSeed(op_, &seed, &diags);
     if (loaded && !seed.manifest.ForArch(opts_.arch)) {
-      spdlog::info("seed {} skipped: it is for {}, not {}", op_.seed, seed.manifest.ArchsText(), opts_.arch);
+      spdlog::info("seed {} skipped: it is for {}, not {}", op_.SeedText(), seed.manifest.ArchsText(), opts_.arch);
     } else if (loaded) {
       if (seed.manifest.IsFamily())
         spdlog::info("{} declares no families: its seed {} is the search space ({} params with domains)", op_.name,
-                     op_.seed, seed.manifest.params.size());
+                     op_.SeedText(), seed.manifest.params.size());
       else
         spdlog::info("{} declares no families and its seed {} fixes every param: the seed is the only candidate",
-                     op_.name, op_.seed);
+                     op_.name, op_.SeedText());
       families_.push_back(std::move(seed));
     } else {
-      Degrade("seed", "seed " + op_.seed + " skipped: " + FormatDiagnostics(diags));
+      Degrade("seed", "seed " + op_.SeedText() + " skipped: " + FormatDiagnostics(diags));
     }
   }
   if (!services_.store) return;

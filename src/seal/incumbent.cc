@@ -86,7 +86,7 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
   }
   std::string path = (std::filesystem::path(op.dir) / op.reference.kernel).string();
   Diagnostics diags;
-  if (!LoadCandidateFile(path, &out->source, &diags)) {
+  if (!LoadReferenceKernel(op, &out->source, &diags)) {
     *err = "expert reference of " + op.name + ": " + FormatDiagnostics(diags);
     return false;
   }
@@ -99,7 +99,7 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
     return false;
   }
   out->has_source = true;
-  out->label = "reference (" + op.reference.kernel + ")";
+  out->label = "reference (" + InstanceText(op.reference.kernel, op.reference.params) + ")";
   return true;
 }
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/core/candidate.h"
 #include "test_util.h"
 
 namespace forgek {
@@ -327,6 +328,112 @@ TEST(OperatorSpec, FilesAreRegularAndInsideTheFolder) {
   // A path that goes down and back up without leaving the folder is fine.
   Loaded fine = LoadEdited([](Json& j) { j["seed"] = "families/../seed.cu"; });
   EXPECT_TRUE(fine.ok) << fine.Report();
+}
+
+// "seed": {"kernel", "params"} names one instance of a kernel file; its shape is checked at load,
+// its values against the file's domains by LoadSeed, each error naming operator.json's field.
+TEST(OperatorSpec, ASeedMayBeOneInstanceOfAFamily) {
+  TempDir tmp;
+  Json j = ValidJson();
+  j["seed"] = {{"kernel", "families/vectorised.cu"}, {"params", {{"VEC", 2}, {"THREADS", 256}}}};
+  Loaded r = LoadText(tmp, j.dump(2));
+  ASSERT_TRUE(r.ok) << r.Report();
+  EXPECT_EQ(r.spec.seed, "families/vectorised.cu");
+  EXPECT_EQ(r.spec.seed_params, (std::map<std::string, int64_t>{{"THREADS", 256}, {"VEC", 2}}));
+  EXPECT_EQ(r.spec.SeedText(), "families/vectorised.cu at THREADS=256, VEC=2");
+  Candidate seed;
+  Diagnostics diags;
+  ASSERT_TRUE(LoadSeed(r.spec, &seed, &diags)) << FormatDiagnostics(diags);
+  EXPECT_FALSE(seed.manifest.IsFamily()) << "both domains narrowed to the seed's values";
+  for (const ParamSpec& p : seed.manifest.params)
+    EXPECT_EQ(p.values, std::vector<int64_t>{r.spec.seed_params.at(p.name)}) << p.name;
+  EXPECT_EQ(seed.source, ReadFile(tmp.file("tiny_scale/families/vectorised.cu"))) << "the file's own text";
+
+  // Pinning one param leaves the other's domain: the seed is then a search space.
+  j["seed"]["params"] = {{"VEC", 4}};
+  Loaded partial = LoadText(tmp, j.dump(2));
+  ASSERT_TRUE(partial.ok) << partial.Report();
+  ASSERT_TRUE(LoadSeed(partial.spec, &seed, &diags)) << FormatDiagnostics(diags);
+  EXPECT_TRUE(seed.manifest.IsFamily());
+
+  // A value outside the file's domain, or a param it does not have, is refused naming the field.
+  j["seed"]["params"] = {{"VEC", 8}, {"WARPS", 4}};
+  Loaded outside = LoadText(tmp, j.dump(2));
+  ASSERT_TRUE(outside.ok) << outside.Report();
+  diags.clear();
+  EXPECT_FALSE(LoadSeed(outside.spec, &seed, &diags));
+  ASSERT_EQ(diags.size(), 2u) << FormatDiagnostics(diags);
+  EXPECT_EQ(diags[0].field, "seed.params.VEC");
+  EXPECT_NE(diags[0].message.find("8 is not in families/vectorised.cu's domain of VEC [4, 2, 1]: an instance is one its "
+                                  "file declares"),
+            std::string::npos)
+      << diags[0].str();
+  EXPECT_NE(diags[0].file.find("operator.json"), std::string::npos);
+  EXPECT_EQ(diags[1].field, "seed.params.WARPS");
+  EXPECT_NE(diags[1].message.find("has no param 'WARPS'; its params are VEC, THREADS"), std::string::npos)
+      << diags[1].str();
+
+  // A plain file name loads as before.
+  Loaded plain = LoadEdited([](Json&) {});
+  ASSERT_TRUE(plain.ok);
+  EXPECT_TRUE(plain.spec.seed_params.empty());
+  EXPECT_EQ(plain.spec.SeedText(), "seed.cu");
+}
+
+// "reference": {"kernel", "params"}: the expert reference as one instance of a file that a seed may
+// share (attention_decode_paged_bf16's split_kv.cu is both).
+TEST(OperatorSpec, AReferenceKernelMayBeOneInstanceOfAFamily) {
+  TempDir tmp;
+  Json j = ValidJson();
+  j["reference"] = {{"kernel", "families/vectorised.cu"}, {"params", {{"VEC", 4}, {"THREADS", 128}}}};
+  j["seed"] = "families/vectorised.cu";
+  Loaded r = LoadText(tmp, j.dump(2));
+  ASSERT_TRUE(r.ok) << r.Report();
+  EXPECT_EQ(r.spec.reference.params, (std::map<std::string, int64_t>{{"THREADS", 128}, {"VEC", 4}}));
+  EXPECT_EQ(ReferenceText(r.spec.reference), "kernel families/vectorised.cu at THREADS=128, VEC=4");
+  Candidate reference, seed;
+  Diagnostics diags;
+  ASSERT_TRUE(LoadReferenceKernel(r.spec, &reference, &diags)) << FormatDiagnostics(diags);
+  EXPECT_FALSE(reference.manifest.IsFamily());
+  ASSERT_TRUE(LoadSeed(r.spec, &seed, &diags)) << FormatDiagnostics(diags);
+  EXPECT_TRUE(seed.manifest.IsFamily()) << "the seed is the file's whole search space";
+
+  j["reference"]["params"] = {{"THREADS", 512}};
+  Loaded outside = LoadText(tmp, j.dump(2));
+  ASSERT_TRUE(outside.ok) << outside.Report();
+  diags.clear();
+  EXPECT_FALSE(LoadReferenceKernel(outside.spec, &reference, &diags));
+  ASSERT_EQ(diags.size(), 1u) << FormatDiagnostics(diags);
+  EXPECT_EQ(diags[0].field, "reference.params.THREADS");
+
+  ExpectError(LoadEdited([](Json& j2) { j2["reference"] = {{"library", "cublas.gemm_bf16"}, {"params", {{"VEC", 4}}}}; }),
+              "reference.params", "a library reference takes none");
+  ExpectError(LoadEdited([](Json& j2) { j2["reference"] = {{"kernel", "reference.cu"}, {"params", "VEC=4"}}; }),
+              "reference.params", "expected an object of param values");
+  Loaded library = LoadEdited([](Json& j2) { j2["reference"] = {{"library", "cublas.gemm_bf16"}}; });
+  ASSERT_TRUE(library.ok) << library.Report();
+  diags.clear();
+  EXPECT_FALSE(LoadReferenceKernel(library.spec, &reference, &diags));
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("is a library call, not a kernel"), std::string::npos) << diags[0].str();
+}
+
+TEST(OperatorSpec, AMalformedSeedIsRefusedNamingTheField) {
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = 3; }), "seed", "expected \"file.cu\" or {\"kernel\"");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"params", {{"VEC", 2}}}}; }), "seed.kernel", "");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"kernel", "families/vectorised.cu"}}; }), "seed.params", "");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"kernel", "families/vectorised.cu"}, {"params", Json::object()}}; }),
+              "seed.params", "an empty object");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"kernel", "families/vectorised.cu"}, {"params", {1, 2}}}; }),
+              "seed.params", "expected an object of param values");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"kernel", "families/vectorised.cu"}, {"params", {{"VEC", "2"}}}}; }),
+              "seed.params.VEC", "");
+  ExpectError(LoadEdited([](Json& j) {
+                j["seed"] = {{"kernel", "families/vectorised.cu"}, {"params", {{"VEC", 2}}}, {"parms", 1}};
+              }),
+              "seed.parms", "");
+  ExpectError(LoadEdited([](Json& j) { j["seed"] = {{"kernel", "../x.cu"}, {"params", {{"VEC", 2}}}}; }), "seed.kernel",
+              "not inside the operator folder");
 }
 
 TEST(OperatorSpec, PartitionInitLoads) {

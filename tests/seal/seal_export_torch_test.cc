@@ -19,6 +19,7 @@
 #include "forgek/core/subprocess.h"
 #include "forgek/seal/seal.h"
 #include "seal/seal_export_torch.h"
+#include "read_number.h"
 #include "softmax_seal_fixture.h"
 #include "test_util.h"
 
@@ -412,8 +413,7 @@ void ExpectWithin(const std::string& line, const std::string& mode, const std::s
   SCOPED_TRACE(line);
   ASSERT_EQ(line.rfind(mode + " " + sizes + " ", 0), 0u);
   std::stringstream fields(line.substr(mode.size() + sizes.size() + 2));
-  double max_abs = -1, rel_l2 = -1;
-  fields >> max_abs >> rel_l2;
+  const double max_abs = ReadNumber(fields), rel_l2 = ReadNumber(fields);
   EXPECT_GE(max_abs, 0);
   EXPECT_LE(max_abs, tol.max_abs);
   EXPECT_LE(rel_l2, tol.rel_l2);

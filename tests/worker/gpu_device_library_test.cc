@@ -14,6 +14,7 @@ namespace forgek {
 namespace {
 
 using testing::CompileKernel;
+using testing::CompileSeed;
 using testing::LoadOp;
 
 CompilerOptions NoCache() {
@@ -40,7 +41,7 @@ void ExpectKernelMatchesGolden(const std::string& name) {
   EvalRequest req;
   req.op = &op;
   req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-  req.candidate = CompileKernel(compiler, op.dir + "/" + op.seed, name);
+  req.candidate = CompileSeed(compiler, op, name);
   ASSERT_FALSE(req.golden.cubin.empty());
   ASSERT_FALSE(req.candidate.cubin.empty());
   req.time = false;
@@ -125,6 +126,13 @@ TEST(GpuDeviceLibrary, TmaMulticastReachesThePeerCta) {
 TEST(GpuDeviceLibrary, WgmmaTileMatchesAMatmul) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
   ExpectKernelMatchesGolden("wgmma_tile");
+}
+
+// mma_gemm_tile.cuh: a GEMM in 64 x 64 block tiles (2 x 2 warps, a 3-deep cp.async ring, a
+// grouped raster) against a plain matmul, with M not a multiple of the tile and K of one k-step.
+TEST(GpuDeviceLibrary, MmaGemmTileMatchesAMatmul) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("mma_gemm_tile");
 }
 
 // cluster.cuh in clusters of 4: ranks, relaxed and release/acquire cluster barriers, DSMEM loads

@@ -18,6 +18,7 @@ namespace forgek {
 namespace {
 
 using testing::CompileKernel;
+using testing::CompileSeed;
 using testing::LoadOp;
 using testing::OperatorsRoot;
 
@@ -91,7 +92,7 @@ TEST(GpuWorker, GoldenAgreesWithReferenceOnEveryConfigOfEveryOperator) {
 TEST(GpuWorker, SeedIsCorrectOnEveryConfigOfEveryOperator) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
   ExpectEveryOperatorCorrect("seed", [](Compiler& compiler, const OperatorSpec& op) {
-    return CompileKernel(compiler, op.dir + "/" + op.seed, "seed");
+    return CompileSeed(compiler, op, "seed");
   });
 }
 
@@ -264,7 +265,7 @@ TEST(GpuWorker, PlantedCandidatesGetTheirOutcomesAndTheWorkerKeepsServing) {
   opts.policy.stop.max_time_s = 0.3;
   WorkerEvaluator ev(opts);
   KernelUnderTest golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-  KernelUnderTest seed = CompileKernel(compiler, op.dir + "/" + op.seed, "seed");
+  KernelUnderTest seed = CompileSeed(compiler, op, "seed");
   KernelUnderTest reference = testing::Reference(compiler, op);
   auto evaluate = [&](const KernelUnderTest& k) {
     EvalRequest req;

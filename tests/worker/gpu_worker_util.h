@@ -46,10 +46,9 @@ inline OperatorSpec LoadOp(const std::string& dir) {
 }
 
 // Compiles a candidate file with its fixed params into a KernelUnderTest.
-inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path, const std::string& label) {
-  Candidate c;
-  Diagnostics diags;
-  EXPECT_TRUE(LoadCandidateFile(path, &c, &diags)) << FormatDiagnostics(diags);
+// `c` (loaded from `path`) at the first value of every param, compiled for sm90.
+inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
+                                     const std::string& label) {
   ParamAssignment params;
   for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
   CompileRequest req;
@@ -62,9 +61,27 @@ inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path
   return {label, "", r.cubin, c.manifest, params};
 }
 
+inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path, const std::string& label) {
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadCandidateFile(path, &c, &diags)) << FormatDiagnostics(diags);
+  return CompileLoaded(compiler, c, path, label);
+}
+
+// The operator's seed as a run starts from it (LoadSeed: a file, or one instance of a file).
+inline KernelUnderTest CompileSeed(Compiler& compiler, const OperatorSpec& op, const std::string& label) {
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadSeed(op, &c, &diags)) << FormatDiagnostics(diags);
+  return CompileLoaded(compiler, c, op.dir + "/" + op.seed, label);
+}
+
 inline KernelUnderTest Reference(Compiler& compiler, const OperatorSpec& op) {
   if (!op.reference.library.empty()) return {"reference", op.reference.library, "", {}, {}};
-  return CompileKernel(compiler, op.dir + "/" + op.reference.kernel, "reference");
+  Candidate c;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadReferenceKernel(op, &c, &diags)) << FormatDiagnostics(diags);
+  return CompileLoaded(compiler, c, op.dir + "/" + op.reference.kernel, "reference");
 }
 
 }  // namespace forgek::testing

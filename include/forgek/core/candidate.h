@@ -111,6 +111,13 @@ struct Candidate {
 // line and column in the .cu file. Does not check names against an operator: see Validate.
 bool ParseCandidate(const std::string& path, const std::string& source, Candidate* out, Diagnostics* diags);
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags);
+// The operator's seed: its file, and for "seed": {"kernel", "params"} each named param's domain
+// narrowed to its one value (which must lie in the file's domain, so that the instance is one the
+// file itself declares: its source and params identify it like any family instance). Errors name
+// operator.json's field.
+bool LoadSeed(const OperatorSpec& op, Candidate* out, Diagnostics* diags);
+// The operator's expert reference kernel, narrowed the same way for "reference": {"kernel", "params"}.
+bool LoadReferenceKernel(const OperatorSpec& op, Candidate* out, Diagnostics* diags);
 
 // Checks a parsed candidate against an operator: every expression parses and names only known
 // params/lets/config params, every arg resolves, tensor maps name real tensors, etc.

@@ -75,7 +75,15 @@ struct Tolerance {
 struct ReferenceSpec {
   std::string library;  // a library id built into the worker ("cublas.gemm_bf16"), or ""
   std::string kernel;   // a candidate file relative to the operator folder, or ""
+  // {"kernel": FILE, "params": {...}}: the reference is FILE's instance at these values (each in
+  // FILE's domain; LoadReferenceKernel narrows the domains), so a seed and its reference can share
+  // one file. Empty: FILE's params are fixed.
+  std::map<std::string, int64_t> params;
 };
+// "FILE", or "FILE at A=1, B=2" for the instance of FILE that operator.json names.
+std::string InstanceText(const std::string& file, const std::map<std::string, int64_t>& params);
+// "library cublas.gemm_bf16", "kernel reference.cu", or "kernel split_kv.cu at SPLIT=512".
+std::string ReferenceText(const ReferenceSpec& r);
 
 struct OperatorSpec {
   std::string dir;   // absolute folder
@@ -95,8 +103,13 @@ struct OperatorSpec {
   std::string golden;                 // path relative to dir
   ReferenceSpec reference;
   std::string seed;                   // path relative to dir
+  // "seed": {"kernel": FILE, "params": {...}}: the seed is FILE's instance at these values (each in
+  // FILE's domain of that param; LoadSeed narrows the domains). Empty for "seed": "FILE".
+  std::map<std::string, int64_t> seed_params;
   std::vector<std::string> families;  // paths relative to dir
 
+  // "seed.cu", or "families/x.cu at BM=128, BN=128" for a seed that is one instance of a file.
+  std::string SeedText() const;
   const ConfigSpec* FindConfig(const std::string& name) const;
   const TensorSpec* FindTensor(const std::string& name) const;
   // Element counts of a tensor's shape under a config; false with diag on error.

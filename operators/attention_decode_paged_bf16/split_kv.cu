@@ -1,8 +1,9 @@
 /* forgek
 {
-  "name": "attention_decode_paged_bf16_seed",
+  "name": "attention_decode_paged_split_kv",
   "mechanisms": ["cp_async", "mma_sync", "ldmatrix", "smem_swizzle", "online_softmax", "split_k"],
-  "params": {"SPLIT": 4096, "TILE": 64, "HEAD_DIM": 128},
+  "controls": {"split_k": ["SPLIT"]},
+  "params": {"SPLIT": [4096, 2048, 1024, 512], "TILE": 64, "HEAD_DIM": 128},
   "let": {"splits": "CTX / SPLIT",
           "smem_bytes": "4*TILE*HEAD_DIM*2 + 16*HEAD_DIM*2"},
   "constraints": ["D == HEAD_DIM", "HEAD_DIM % 16 == 0", "HEAD_DIM >= 64", "CTX % SPLIT == 0", "SPLIT % TILE == 0",
@@ -21,10 +22,8 @@
   ]
 }
 */
-// Seed for attention_decode_paged_bf16: the expert reference's kernels with the context left whole
-// (SPLIT = 4096 = CTX: one block per (kv head, sequence), only BATCH*HKV = 512 blocks, and a merge
-// pass over a single split), a plain starting point; splitting the context is the first win.
-// Flash decoding on mma.sync tensor cores.
+// Split-KV flash decoding on mma.sync tensor cores: attention_decode_paged_bf16's seed (operator.json
+// names this file; its search space is SPLIT) and, at SPLIT = 512, its expert reference.
 //
 // Kernel 1, one block per (split, kv head, sequence): the G = HQ/HKV query heads that share the kv
 // head are the rows of one m16 mma tile (rows >= G are zero queries whose results are dropped), so
@@ -38,8 +37,10 @@
 // O/l (fp32) and the log2-sum-exp lse = m + log2(l) of its split.
 // Kernel 2, one block per (head, sequence), one thread per d: o = sum_s 2^(lse_s - L) O_s with
 // L = log2 sum_s 2^lse_s, rounded to bf16 (the state-merge rule of split-KV decoding).
-// (The reference splits the context in 8: BATCH*HKV*8 = 4096 blocks keep every SM streaming the
-// cache, which is the whole cost of this memory-bound op.)
+// SPLIT = CTX leaves the context whole: one block per (kv head, sequence), only BATCH*HKV = 512 blocks,
+// and a merge over a single split: the plain starting point. Splitting the 4096-token context in 8
+// (SPLIT = 512, the reference) gives BATCH*HKV*8 = 4096 blocks: enough to keep every SM streaming the
+// cache, which is the whole cost (the op is memory-bound).
 #include <cuda_bf16.h>
 #include <forgek/cp_async.cuh>
 #include <forgek/mma.cuh>
