@@ -455,7 +455,9 @@ bool LoadInstance(const OperatorSpec& op, const std::string& file, const std::ma
                   const std::string& field, Candidate* out, Diagnostics* diags) {
   if (!LoadCandidateFile((std::filesystem::path(op.dir) / file).string(), out, diags)) return false;
   bool ok = true;
-  for (const auto& [name, value] : params) {
+  for (const auto& param : params) {
+    const std::string& name = param.first;  // a structured binding cannot be captured below (C++20)
+    const int64_t value = param.second;
     const std::string where = field + "." + name;
     auto it = std::find_if(out->manifest.params.begin(), out->manifest.params.end(),
                            [&](const ParamSpec& p) { return p.name == name; });
