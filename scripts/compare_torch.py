@@ -18,20 +18,23 @@ operator), the seal is exported (`forgek seal export`) and, per config of its la
   5. where the seal exports as a PyTorch op (`forgek seal export --lang torch`: the package builds
      the generated C library that embeds the same cubins), torch.ops.forgek.<op> is called on the
      same inputs, checked the same way and timed with the others ("op"), so the library a user
-     calls is measured beside the bare launch; `forgek --json seal verify` re-times the seal with
-     forgek's worker ("verify", its CUDA-graph method) for the same configs;
+     calls is measured beside the bare launch; the same op captured once in a CUDA graph and
+     replayed ("op graph": its GPU time without the host's per-call work, as a program that
+     replays graphs, e.g. a decode loop, pays it); `forgek --json seal verify` re-times the seal
+     with forgek's worker ("verify", its CUDA-graph method) for the same configs;
   6. seal, op, eager and compile are timed interleaved (A B C, then C B A, ...): before every call a
      buffer of max(256 MiB, 2 x L2) is written (cold L2), one CUDA event pair brackets the call,
      and the median of --reps calls is reported with p10/p90 and the relative noise
      (p90 - p10) / 2 / median, the statistics of forgek's worker. Unlike the worker, short
      kernels are not replayed in CUDA graphs: every contender is timed launch by launch.
 
-Prints a table (op, config, seal us, op us, verify us, eager us, compile us, speedups, correct) and writes
+Prints a table (op, config, seal us, op us, op graph us, verify us, eager us, compile us, speedups, correct)
+and writes
 --out JSON ({"format": "forgek-compare-torch/1", ...}) and --markdown (the table for
 docs/PERFORMANCE.md). Speedups are torch's time over the seal's: above 1 the seal is faster.
 
 Usage: scripts/compare_torch.py --forgek BIN --store DB [--ops a,b] [--out FILE.json]
-                                [--markdown FILE.md] [--reps N] [--no-torch-op] [--no-verify]
+                                [--markdown FILE.md] [--reps N] [--no-torch-op] [--no-op-graph] [--no-verify]
 Exit 0 when every compared config is correct, 1 on a mismatch or a failure, 2 on a usage error.
 Needs torch with CUDA and libcuda.so.1 (the GPU machine); --help and the helpers work without them.
 """
@@ -388,7 +391,7 @@ def summarize(us):
 
 
 def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_abs_err=None, rel_l2=None,
-               note="", status="compared", kernel=None, op=None):
+               note="", status="compared", kernel=None, op=None, op_graph=None):
     """One config's entry of the JSON: times (medians), spreads, correctness, speedups (torch / seal)."""
     def med(s):
         return s["median"] if s else None
@@ -404,6 +407,7 @@ def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_a
             "correct": correct, "max_abs_err": max_abs_err, "rel_l2": rel_l2,
             "speedup_vs_eager": speedup(eager), "speedup_vs_compile": speedup(compiled),
             "op_us": med(op), "op_spread": spread(op), "op_over_seal": speedup(op),
+            "op_graph_us": med(op_graph), "op_graph_spread": spread(op_graph), "op_graph_over_seal": speedup(op_graph),
             "verify_us": None, "verify_noise": None,
             "note": note, "status": status, "kernel": kernel}
 
@@ -439,21 +443,22 @@ def _fmt_ok(c):
 
 
 def table_rows(report):
-    """[op, config, seal us, op us, verify us, eager us, compile us, seal/eager, seal/compile, correct]
-    per config."""
+    """[op, config, seal us, op us, op graph us, verify us, eager us, compile us, seal/eager,
+    seal/compile, correct] per config."""
     rows = []
     for op in report["operators"]:
         if not op["configs"]:
             rows.append([op["op"]] + ["—"] * (len(HEADER) - 1))
         for c in op["configs"]:
             rows.append([op["op"], c["config"], _fmt_us(c["seal_us"]), _fmt_us(c.get("op_us")),
-                         _fmt_us(c.get("verify_us")), _fmt_us(c["eager_us"]), _fmt_us(c["compile_us"]),
+                         _fmt_us(c.get("op_graph_us")), _fmt_us(c.get("verify_us")), _fmt_us(c["eager_us"]),
+                         _fmt_us(c["compile_us"]),
                          _fmt_x(c["speedup_vs_eager"]), _fmt_x(c["speedup_vs_compile"]), _fmt_ok(c)])
     return rows
 
 
-HEADER = ["op", "config", "seal us", "op us", "verify us", "eager us", "compile us", "speedup vs eager",
-          "speedup vs compile", "correct"]
+HEADER = ["op", "config", "seal us", "op us", "op graph us", "verify us", "eager us", "compile us",
+          "speedup vs eager", "speedup vs compile", "correct"]
 
 
 def _notes(report):
@@ -479,9 +484,9 @@ def text_table(report):
 def markdown_table(report):
     lines = [f"### Seals against PyTorch ({report['date'][:10]}, {report['device']}, torch {report['torch']})", "",
              report["method"], "",
-             "| operator | config | seal µs | op µs | verify µs | eager µs | compile µs | seal vs eager | seal vs compile "
-             "| correct |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| operator | config | seal µs | op µs | op graph µs | verify µs | eager µs | compile µs | seal vs eager "
+             "| seal vs compile | correct |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in table_rows(report):
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |")
     notes = _notes(report)
@@ -1069,7 +1074,28 @@ class TorchOpCall:
         return dict(zip(self.results, out if isinstance(out, (tuple, list)) else (out,)))
 
 
-def check_torch_op(call, config, truth, tol, notes):
+class GraphedCall:
+    """A call captured once in a CUDA graph (after warm-up calls on a side stream, as torch asks)
+    and replayed: its GPU time without the host's per-call work. The graph's outputs are the same
+    tensors on every replay."""
+
+    def __init__(self, call):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                call()
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = call()
+
+    def __call__(self):
+        self.graph.replay()
+        return self.out
+
+
+def check_torch_op(call, config, truth, tol, notes, what="op"):
     """The op run once and checked as the seal is: (ok, detail); a failure goes to the notes."""
     try:
         out = call()
@@ -1078,11 +1104,11 @@ def check_torch_op(call, config, truth, tol, notes):
     except Exception as e:
         if is_sticky(e):
             raise
-        notes.append(f"op failed: {_short(e)}")
+        notes.append(f"{what} failed: {_short(e)}")
         return False
     ok, _, _, detail = compare(results, truth, config, tol)
     if not ok:
-        notes.append(f"op wrong: {detail}")
+        notes.append(f"{what} wrong: {detail}")
     return ok
 
 
@@ -1126,6 +1152,20 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
             op_ok = check_torch_op(op_call, config, truth, tol, notes)
             if op_ok:
                 contenders.append(Contender("op", op_call))
+            if op_ok and not args.no_op_graph:
+                try:
+                    graphed = GraphedCall(op_call)
+                except Exception as e:
+                    if is_sticky(e):
+                        raise
+                    notes.append(f"op graph: capture failed: {_short(e)}")
+                    graphed = None
+                # A graph that replays wrong fails the config as a wrong op does.
+                if graphed is not None:
+                    graph_ok = check_torch_op(graphed, config, truth, tol, notes, "op graph")
+                    op_ok = op_ok and graph_ok
+                    if graph_ok:
+                        contenders.append(Contender("op graph", graphed))
         contenders += torch_contenders(op, config, inputs, truth, tol, not args.no_compile, notes)
         del truth
         stats = time_contenders(contenders, args.reps, 3, flush)
@@ -1133,7 +1173,8 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
             if c.error:
                 notes.append(f"{c.name} stopped while timed: {c.error}")
         return config_row(config["config"], stats.get("seal"), stats.get("eager"), stats.get("compile"),
-                          op_ok is not False, max_abs, rel, "; ".join(notes), op=stats.get("op"))
+                          op_ok is not False, max_abs, rel, "; ".join(notes), op=stats.get("op"),
+                          op_graph=stats.get("op graph"))
     finally:
         runner.close()
 
@@ -1275,6 +1316,8 @@ def parse_args(argv):
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out (compile_us null)")
     ap.add_argument("--no-torch-op", action="store_true",
                     help="leave the seal's PyTorch op (seal export --lang torch) out (op_us null)")
+    ap.add_argument("--no-op-graph", action="store_true",
+                    help="leave the op replayed in a CUDA graph out (op_graph_us null)")
     ap.add_argument("--no-verify", action="store_true", help="leave `forgek seal verify`'s times out (verify_us null)")
     ap.add_argument("--flush-mib", type=int, default=256, help="MiB written before each call, at least 2 x L2 (256)")
     ap.add_argument("--operators", default=os.environ.get("FORGEK_OPERATORS") or os.path.join(ROOT, "operators"),
@@ -1314,8 +1357,9 @@ def write_text(path, text):
 def method_text(args, flush_bytes):
     return (f"`scripts/compare_torch.py --reps {args.reps}`: one seed of the operator's inputs; the seal (driver "
             f"API, its own launch.json) checked against the float64 PyTorch truth under the operator's tolerance; "
-            f"the seal's PyTorch op (its `--lang torch` export: the generated C library) checked the same way; "
-            f"seal, op, torch eager and torch.compile (default mode) interleaved, {flush_bytes >> 20} MiB written "
+            f"the seal's PyTorch op (its `--lang torch` export: the generated C library) checked the same way, "
+            f"called (op) and replayed from a CUDA graph it was captured in (op graph: no host work per call); "
+            f"seal, op, op graph, torch eager and torch.compile (default mode) interleaved, {flush_bytes >> 20} MiB written "
             f"before every call (cold L2), one CUDA event pair per call, median of {args.reps} calls (spread p10/p90 "
             f"in the JSON). seal vs X = X's time / the seal's: above 1 the seal is faster. verify: "
             f"`forgek seal verify`'s median (forgek's worker, CUDA graphs for short kernels).")

@@ -219,7 +219,8 @@ def fixture_report():
         for c in op["configs"]:
             row = ct.config_row(c["config"], ct.summarize(c["seal"] or []), ct.summarize(c["eager"] or []),
                                 ct.summarize(c["compile"] or []), c["correct"], c["max_abs_err"], c["rel_l2"],
-                                c["note"], c["status"], c["kernel"], op=ct.summarize(c.get("op") or []))
+                                c["note"], c["status"], c["kernel"], op=ct.summarize(c.get("op") or []),
+                                op_graph=ct.summarize(c.get("op_graph") or []))
             row["verify_us"], row["verify_noise"] = c.get("verify", (None, None))
             configs.append(row)
         operators.append({"op": op["op"], "seal": op["seal"], "configs": configs, "note": op["note"],
@@ -230,7 +231,7 @@ def fixture_report():
 class Writers(unittest.TestCase):
     CONFIG_KEYS = {"config", "seal_us", "eager_us", "compile_us", "seal_spread", "eager_spread", "compile_spread",
                    "correct", "max_abs_err", "speedup_vs_eager", "speedup_vs_compile", "note", "op_us", "op_spread",
-                   "op_over_seal", "verify_us", "verify_noise"}
+                   "op_over_seal", "op_graph_us", "op_graph_spread", "op_graph_over_seal", "verify_us", "verify_noise"}
 
     def test_json_schema(self):
         report = json.loads(json.dumps(fixture_report()))
@@ -254,12 +255,17 @@ class Writers(unittest.TestCase):
         self.assertEqual(first["seal_spread"]["samples"], 5)
         self.assertEqual((first["op_us"], first["verify_us"], first["verify_noise"]), (87.0, 81.5, 0.004))
         self.assertAlmostEqual(first["op_over_seal"], 87.0 / 82.0)
+        self.assertEqual(first["op_graph_us"], 82.5)
+        self.assertAlmostEqual(first["op_graph_over_seal"], 82.5 / 82.0)
+        self.assertEqual(set(first["op_graph_spread"]), {"p10", "p90", "rel_noise", "samples"})
         second = report["operators"][0]["configs"][1]
         self.assertIsNone(second["compile_us"])
         self.assertIsNone(second["speedup_vs_compile"])
         self.assertIsNone(second["compile_spread"])
         self.assertEqual((second["op_us"], second["op_spread"], second["op_over_seal"], second["verify_us"]),
                          (None, None, None, None))
+        self.assertEqual((second["op_graph_us"], second["op_graph_spread"], second["op_graph_over_seal"]),
+                         (None, None, None))
 
     def test_text_table(self):
         text = ct.text_table(fixture_report())
@@ -269,7 +275,7 @@ class Writers(unittest.TestCase):
         self.assertTrue(set(lines[1]) <= {"-", " "})
         row = next(line for line in lines if line.startswith("rmsnorm_bf16") and "16384x4096" in line)
         cells = row.split()
-        self.assertEqual(cells[2:], ["82.00", "87.00", "81.50", "102.0", "92.00", "1.24x", "1.12x", "yes"])
+        self.assertEqual(cells[2:], ["82.00", "87.00", "82.50", "81.50", "102.0", "92.00", "1.24x", "1.12x", "yes"])
         self.assertTrue(any("gemm_bf16" in line and "NO" in line for line in lines))
         self.assertIn("histogram_u8: no seal of histogram_u8 in store.db", text)
 
@@ -281,9 +287,10 @@ class Writers(unittest.TestCase):
         rows = [line for line in lines if line.startswith("| ") and not line.startswith("| operator")]
         self.assertEqual(len(rows), 5)  # four configs and one operator without any
         for row in rows:
-            self.assertEqual(row.count(" | "), 9, row)
-        self.assertIn("| rmsnorm_bf16 | 16384x4096 | 82.00 | 87.00 | 81.50 | 102.0 | 92.00 | 1.24x | 1.12x | yes |", md)
-        self.assertIn("| gemm_bf16 | 8192^3 | — | — | — | — | — | — | — | — |", md)
+            self.assertEqual(row.count(" | "), 10, row)
+        self.assertIn("| rmsnorm_bf16 | 16384x4096 | 82.00 | 87.00 | 82.50 | 81.50 | 102.0 | 92.00 | 1.24x | 1.12x | yes |",
+                      md)
+        self.assertIn("| gemm_bf16 | 8192^3 | — | — | — | — | — | — | — | — | — |", md)
         self.assertIn("- gemm_bf16 4096^3: seal wrong", md)
 
     def test_exit_code(self):
@@ -476,7 +483,8 @@ class CommandLine(unittest.TestCase):
     def test_help(self):
         p = self.run_script("--help")
         self.assertEqual(p.returncode, 0, p.stderr)
-        for option in ("--forgek", "--store", "--ops", "--out", "--markdown", "--reps", "--no-torch-op", "--no-verify"):
+        for option in ("--forgek", "--store", "--ops", "--out", "--markdown", "--reps", "--no-torch-op", "--no-op-graph",
+                       "--no-verify"):
             self.assertIn(option, p.stdout)
 
     def test_usage_errors_exit_2(self):

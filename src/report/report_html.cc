@@ -22,6 +22,7 @@ constexpr const char* kStyle =
     "th,td{border:1px solid #ddd;padding:.25em .4em;vertical-align:top}"
     "th{background:#f4f4f4;text-align:left}"
     "td{overflow-wrap:break-word}td.r{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "td.note{min-width:18em}"
     "tr:nth-child(even) td{background:#fafafa}.meta,.intro{color:#555}"
     "svg.plot{display:block;margin:1em 0;max-width:100%;height:auto}"
     "svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#333}"
@@ -51,9 +52,15 @@ std::string TableHtml(const report_tables::Table& t) {
   out += "</tr></thead><tbody>";
   for (const std::vector<std::string>& row : t.rows) {
     out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i)
-      out += std::string(i < t.align.size() && t.align[i] == 'r' ? "<td class=\"r\">" : "<td>") + CellHtml(row[i]) +
-             "</td>";
+    for (size_t i = 0; i < row.size(); ++i) {
+      // A note is prose: a column of its own width, so that a long one does not make its row a
+      // column of single words as tall as the page.
+      const bool note = i < t.headers.size() && t.headers[i] == "note";
+      out += std::string(i < t.align.size() && t.align[i] == 'r' ? "<td class=\"r\">"
+                         : note                                  ? "<td class=\"note\">"
+                                                                 : "<td>") +
+             CellHtml(row[i]) + "</td>";
+    }
     out += "</tr>";
   }
   return out + "</tbody></table>\n";

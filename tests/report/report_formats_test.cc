@@ -197,6 +197,22 @@ TEST_F(ReportFormats, HtmlIsOneWellFormedFileWithoutScriptAndEveryPlotHasMarks) 
             (std::set<std::string>{"plot-convergence", "plot-roofline-0", "plot-nightly-0", "plot-knowledge"}));
   EXPECT_NE(html.find("<meta charset=\"utf-8\"/>"), std::string::npos);
   EXPECT_NE(html.find("<style>"), std::string::npos) << "inline CSS";
+  // Every cell under a "note" header, and only those, is a note cell (a column wide enough for prose).
+  int note_cells = 0;
+  for (size_t i = 0; i < els.size(); ++i) {
+    if (els[i].name != "td") continue;
+    const bool note = els[i].attrs.count("class") && els[i].attrs.at("class") == "note";
+    note_cells += note;
+  }
+  int note_headers_rows = 0;  // body rows of the tables that have a note column
+  for (size_t at = 0; (at = html.find("<table id=", at)) != std::string::npos; ++at) {
+    const std::string table = html.substr(at, html.find("</table>", at) - at);
+    if (table.find("<th>note</th>") == std::string::npos) continue;
+    for (size_t p = table.find("<tbody>"); (p = table.find("<tr>", p + 1)) != std::string::npos;) ++note_headers_rows;
+  }
+  EXPECT_GT(note_cells, 0);
+  EXPECT_EQ(note_cells, note_headers_rows) << "one note cell per row of each table with a note column";
+  EXPECT_NE(html.find("td.note{min-width:"), std::string::npos);
 }
 
 TEST_F(ReportFormats, EachFormatHasItsPrinterAndName) {
