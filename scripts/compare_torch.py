@@ -18,10 +18,12 @@ operator), the seal is exported (`forgek seal export`) and, per config of its la
   5. where the seal exports as a PyTorch op (`forgek seal export --lang torch`: the package builds
      the generated C library that embeds the same cubins), torch.ops.forgek.<op> is called on the
      same inputs, checked the same way and timed with the others ("op"), so the library a user
-     calls is measured beside the bare launch; the same op captured once in a CUDA graph and
-     replayed ("op graph": its GPU time without the host's per-call work, as a program that
-     replays graphs, e.g. a decode loop, pays it); `forgek --json seal verify` re-times the seal
-     with forgek's worker ("verify", its CUDA-graph method) for the same configs;
+     calls is measured beside the bare launch; the same op captured in a CUDA graph and replayed
+     ("op graph": its GPU time without the host's per-call work, as a program that replays graphs,
+     e.g. a decode loop, pays it; a call under 20 us is captured as many times as last ~200 us and
+     the replay's time divided, forgek's worker's rule, so that it compares with verify);
+     `forgek --json seal verify` re-times the seal with forgek's worker ("verify", its CUDA-graph
+     method) for the same configs;
   6. seal, op, eager and compile are timed interleaved (A B C, then C B A, ...): before every call a
      buffer of max(256 MiB, 2 x L2) is written (cold L2), one CUDA event pair brackets the call,
      and the median of --reps calls is reported with p10/p90 and the relative noise
@@ -391,7 +393,7 @@ def summarize(us):
 
 
 def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_abs_err=None, rel_l2=None,
-               note="", status="compared", kernel=None, op=None, op_graph=None):
+               note="", status="compared", kernel=None, op=None, op_graph=None, op_graph_launches=None):
     """One config's entry of the JSON: times (medians), spreads, correctness, speedups (torch / seal)."""
     def med(s):
         return s["median"] if s else None
@@ -408,6 +410,7 @@ def config_row(config, seal=None, eager=None, compiled=None, correct=None, max_a
             "speedup_vs_eager": speedup(eager), "speedup_vs_compile": speedup(compiled),
             "op_us": med(op), "op_spread": spread(op), "op_over_seal": speedup(op),
             "op_graph_us": med(op_graph), "op_graph_spread": spread(op_graph), "op_graph_over_seal": speedup(op_graph),
+            "op_graph_launches": op_graph_launches,
             "verify_us": None, "verify_noise": None,
             "note": note, "status": status, "kernel": kernel}
 
@@ -951,7 +954,7 @@ def time_contenders(contenders, reps, warmup, flush):
                 continue
             end.record()
             end.synchronize()
-            c.us.append(start.elapsed_time(end) * 1000.0)
+            c.us.append(start.elapsed_time(end) * 1000.0 / getattr(c.fn, "per_call", 1))
             del out
     return {c.name: summarize(c.us) for c in contenders}
 
@@ -1074,12 +1077,28 @@ class TorchOpCall:
         return dict(zip(self.results, out if isinstance(out, (tuple, list)) else (out,)))
 
 
-class GraphedCall:
-    """A call captured once in a CUDA graph (after warm-up calls on a side stream, as torch asks)
-    and replayed: its GPU time without the host's per-call work. The graph's outputs are the same
-    tensors on every replay."""
+# forgek's worker times a kernel shorter than GRAPH_BELOW_US by replaying a CUDA graph of enough
+# launches to last about GRAPH_TARGET_US (TimingPolicy in protocol/worker_protocol.h); "op graph"
+# follows the same rule so that it is comparable with `seal verify`.
+GRAPH_BELOW_US = 20.0
+GRAPH_TARGET_US = 200.0
 
-    def __init__(self, call):
+
+def launches_per_graph(one_call_us):
+    """How many calls one replayed graph holds: 1 for a call of GRAPH_BELOW_US or more, else enough
+    to last about GRAPH_TARGET_US (at most 1000), as the worker does."""
+    if one_call_us >= GRAPH_BELOW_US:
+        return 1
+    return max(1, min(1000, int(GRAPH_TARGET_US / max(one_call_us, 0.5))))
+
+
+class GraphedCall:
+    """`launches` calls captured once in a CUDA graph (after warm-up calls on a side stream, as
+    torch asks) and replayed: the GPU time of a call without the host's per-call work. The graph's
+    outputs (the last call's) are the same tensors on every replay; `per_call` divides a replay's
+    time into the time of one call."""
+
+    def __init__(self, call, launches=1):
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -1087,12 +1106,29 @@ class GraphedCall:
                 call()
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
+        self.per_call = launches
         with torch.cuda.graph(self.graph):
-            self.out = call()
+            for _ in range(launches):
+                self.out = call()
 
     def __call__(self):
         self.graph.replay()
         return self.out
+
+
+def graphed_op(call):
+    """The op in a graph sized by the worker's rule: one call timed in a graph of one first."""
+    single = GraphedCall(call)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best = float("inf")
+    for _ in range(5):
+        start.record()
+        single()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) * 1000.0)
+    launches = launches_per_graph(best)
+    return single if launches == 1 else GraphedCall(call, launches)
 
 
 def check_torch_op(call, config, truth, tol, notes, what="op"):
@@ -1147,6 +1183,7 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
             notes.append(f"seal: {detail}")
         contenders = [Contender("seal", runner)]
         op_ok = None
+        graph_launches = None
         if torch_op is not None:
             op_call = TorchOpCall(torch_op, inputs, config)
             op_ok = check_torch_op(op_call, config, truth, tol, notes)
@@ -1154,7 +1191,7 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
                 contenders.append(Contender("op", op_call))
             if op_ok and not args.no_op_graph:
                 try:
-                    graphed = GraphedCall(op_call)
+                    graphed = graphed_op(op_call)
                 except Exception as e:
                     if is_sticky(e):
                         raise
@@ -1166,6 +1203,7 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
                     op_ok = op_ok and graph_ok
                     if graph_ok:
                         contenders.append(Contender("op graph", graphed))
+                        graph_launches = graphed.per_call
         contenders += torch_contenders(op, config, inputs, truth, tol, not args.no_compile, notes)
         del truth
         stats = time_contenders(contenders, args.reps, 3, flush)
@@ -1174,7 +1212,7 @@ def compare_config(driver, op, op_spec, folder, config, args, flush, torch_op=No
                 notes.append(f"{c.name} stopped while timed: {c.error}")
         return config_row(config["config"], stats.get("seal"), stats.get("eager"), stats.get("compile"),
                           op_ok is not False, max_abs, rel, "; ".join(notes), op=stats.get("op"),
-                          op_graph=stats.get("op graph"))
+                          op_graph=stats.get("op graph"), op_graph_launches=graph_launches)
     finally:
         runner.close()
 
@@ -1358,7 +1396,9 @@ def method_text(args, flush_bytes):
     return (f"`scripts/compare_torch.py --reps {args.reps}`: one seed of the operator's inputs; the seal (driver "
             f"API, its own launch.json) checked against the float64 PyTorch truth under the operator's tolerance; "
             f"the seal's PyTorch op (its `--lang torch` export: the generated C library) checked the same way, "
-            f"called (op) and replayed from a CUDA graph it was captured in (op graph: no host work per call); "
+            f"called (op) and replayed from a CUDA graph it was captured in (op graph: no host work per call; "
+            f"a call under {GRAPH_BELOW_US:g} us captured as often as lasts ~{GRAPH_TARGET_US:g} us and the replay "
+            f"divided, the worker's rule; inputs not rotated); "
             f"seal, op, op graph, torch eager and torch.compile (default mode) interleaved, {flush_bytes >> 20} MiB written "
             f"before every call (cold L2), one CUDA event pair per call, median of {args.reps} calls (spread p10/p90 "
             f"in the JSON). seal vs X = X's time / the seal's: above 1 the seal is faster. verify: "

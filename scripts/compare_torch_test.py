@@ -231,7 +231,8 @@ def fixture_report():
 class Writers(unittest.TestCase):
     CONFIG_KEYS = {"config", "seal_us", "eager_us", "compile_us", "seal_spread", "eager_spread", "compile_spread",
                    "correct", "max_abs_err", "speedup_vs_eager", "speedup_vs_compile", "note", "op_us", "op_spread",
-                   "op_over_seal", "op_graph_us", "op_graph_spread", "op_graph_over_seal", "verify_us", "verify_noise"}
+                   "op_over_seal", "op_graph_us", "op_graph_spread", "op_graph_over_seal", "op_graph_launches", "verify_us",
+                   "verify_noise"}
 
     def test_json_schema(self):
         report = json.loads(json.dumps(fixture_report()))
@@ -302,6 +303,24 @@ class Writers(unittest.TestCase):
         self.assertEqual(ct.exit_code(report), 0)
         report["operators"][0]["configs"][0]["status"] = "failed"
         self.assertEqual(ct.exit_code(report), 1)
+
+
+class GraphLaunches(unittest.TestCase):
+    """"op graph" sizes its graphs by forgek's worker's rule (TimingPolicy: graph_below_us 20,
+    graph_target_us 200, at most 1000 launches)."""
+
+    def test_long_calls_are_one_launch(self):
+        self.assertEqual(ct.launches_per_graph(20.0), 1)
+        self.assertEqual(ct.launches_per_graph(93.3), 1)
+
+    def test_short_calls_fill_the_target(self):
+        self.assertEqual(ct.launches_per_graph(5.0), 40)
+        self.assertEqual(ct.launches_per_graph(19.9), 10)
+
+    def test_a_call_counts_as_half_a_microsecond_at_least(self):
+        self.assertEqual(ct.launches_per_graph(0.1), 400)
+        self.assertEqual(ct.launches_per_graph(0.0), 400)
+        self.assertGreaterEqual(ct.launches_per_graph(0.21), 1)
 
 
 class TorchOpAndVerify(unittest.TestCase):

@@ -195,22 +195,78 @@ class SealExportCTest : public SoftmaxSealFixture {
     return dir + "/driver";
   }
 
+  // The source compiled now with `params` (the seal's cubin as a run would have kept it): NVRTC,
+  // no GPU needed.
+  std::string Build(const std::string& source, const ParamAssignment& params) {
+    CompileResult r = compiler_->CompileNow({"kernel.cu", ExpandedSource(source), "sm90", ParamDefines(params)});
+    EXPECT_TRUE(r.ok) << r.Summary();
+    return r.cubin;
+  }
+
+  // A gemm_bf16 dispatch as a run seals one (a table of kernels per suite config, a fallback for
+  // every other size), stored and exported as C into `dir`: wgmma_tma_ws (128x128, cluster of 2) for
+  // 4096^3 and the persistent family (its first instance: the big path, and the split-K skinny
+  // path for M <= 64) for the other configs and as the fallback. Fills `gemm` with the operator.
+  void ExportGemmDispatch(const std::string& dir, OperatorSpec* gemm) {
+    Diagnostics diags;
+    ASSERT_TRUE(LoadOperator(SourceDir() + "/operators/gemm_bf16", gemm, &diags)) << FormatDiagnostics(diags);
+    Candidate persistent, ws;
+    ASSERT_TRUE(LoadCandidateFile(gemm->dir + "/families/wgmma_persistent.cu", &persistent, &diags))
+        << FormatDiagnostics(diags);
+    ASSERT_TRUE(LoadCandidateFile(gemm->dir + "/families/wgmma_tma_ws.cu", &ws, &diags)) << FormatDiagnostics(diags);
+    ParamAssignment first;
+    for (const ParamSpec& p : persistent.manifest.params) first[p.name] = p.values.front();
+    const std::vector<std::tuple<std::string, std::string, ParamAssignment>> entries = {
+        {"wgmma_persistent.cu", persistent.source, first},
+        {"wgmma_tma_ws.cu", ws.source,
+         {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"STAGES", 4}, {"CLUSTER_M", 2}, {"GROUP_M", 8}}}};
+    nlohmann::json kernels = nlohmann::json::array();
+    std::string err;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& [label, source, params] = entries[i];
+      CandidateRecord c;
+      c.hash = "cand-gemm-dispatch-" + std::to_string(i);
+      c.operator_name = gemm->name;
+      c.source = source;
+      c.params_json = ParamsJson(params);
+      bool inserted = false;
+      ASSERT_TRUE(store_.PutCandidate(c, &inserted, &err)) << err;
+      const std::string cubin = Build(source, params);
+      ASSERT_FALSE(cubin.empty()) << label;
+      PutCubin(cubin);
+      kernels.push_back({{"candidate", c.hash}, {"params", params}, {"cubin_sha256", Sha256Hex(cubin)}, {"label", label}});
+    }
+    nlohmann::json table = nlohmann::json::array();
+    for (const ConfigSpec& config : gemm->configs)
+      table.push_back({{"config", config.name}, {"kernel", config.name == "4096^3" ? 1 : 0}, {"why", "test"}});
+    ASSERT_EQ(table.size(), 4u);
+    const nlohmann::json dispatch = {{"kernels", kernels}, {"table", table}, {"fallback", 0}};
+    SealRecord s = NewSeal("g0000gemmdispatch", kernels[0]["candidate"].get<std::string>());
+    s.operator_name = gemm->name;
+    s.params_json = ParamsJson(first);
+    s.cubin_sha256 = kernels[0]["cubin_sha256"].get<std::string>();
+    s.metadata_json = nlohmann::json{{"dispatch", dispatch}}.dump();
+    StoreSeal(s);
+    ASSERT_TRUE(ExportSealC(store_, s, *gemm, *compiler_, dir, false, &err)) << err;
+  }
+
   // examples/cpp/softmax_main.cc built against the export in `dir` with the commands of
   // docs/using-seals.md (the export as C11, the program as C++17, linked with the toolkit's stub
   // libcuda), every warning an error; the program's path.
-  std::string BuildCppExample(const std::string& dir) {
+  std::string BuildCppExample(const std::string& dir, const std::string& example = "softmax_main",
+                              const std::string& stem = kStem) {
     const std::vector<std::string> warnings = {"-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Werror"};
     auto with_warnings = [&](std::vector<std::string> argv) {
       argv.insert(argv.begin() + 1, warnings.begin(), warnings.end());
       return argv;
     };
-    const std::string object = dir + "/" + kStem + ".o", program = dir + "/softmax_main";
+    const std::string object = dir + "/" + stem + ".o", program = dir + "/" + example;
     std::string log;
-    EXPECT_TRUE(RunTool(with_warnings({cc_, "-std=c11", "-O2", "-c", dir + "/" + kStem + ".c", "-I",
+    EXPECT_TRUE(RunTool(with_warnings({cc_, "-std=c11", "-O2", "-c", dir + "/" + stem + ".c", "-I",
                                        CudaRoot() + "/include", "-o", object}),
                         &log))
         << log;
-    EXPECT_TRUE(RunTool(with_warnings({cxx_, "-std=c++17", "-O2", SourceDir() + "/examples/cpp/softmax_main.cc", object,
+    EXPECT_TRUE(RunTool(with_warnings({cxx_, "-std=c++17", "-O2", SourceDir() + "/examples/cpp/" + example + ".cc", object,
                                        "-I", dir, "-I", CudaRoot() + "/include", "-L", CudaRoot() + "/lib64/stubs",
                                        "-lcuda", "-lpthread", "-o", program}),
                         &log))
@@ -473,6 +529,15 @@ TEST_F(SealExportCTest, TheCppExampleBuildsAgainstTheExport) {
   EXPECT_TRUE(fs::is_regular_file(BuildCppExample(dir)));
 }
 
+// examples/cpp/gemm_main.cc builds against a gemm_bf16 dispatch export, every warning an error.
+TEST_F(SealExportCTest, TheCppGemmExampleBuildsAgainstAGemmDispatch) {
+  OperatorSpec gemm;
+  const std::string dir = tmp_.file("gemm-example");
+  ExportGemmDispatch(dir, &gemm);
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(fs::is_regular_file(BuildCppExample(dir, "gemm_main", "forgek_gemm_bf16")));
+}
+
 // Without its cubin and with a source that no longer compiles there is nothing to embed; a folder
 // that is not empty is refused as ExportSeal refuses it.
 TEST_F(SealExportCTest, RefusesWhatItCannotExportNamingTheSeal) {
@@ -729,13 +794,6 @@ class GpuSealExportC : public SealExportCTest {
     if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
     SealExportCTest::SetUp();
   }
-
-  // The source compiled now with `params` (the seal's cubin as a run would have kept it).
-  std::string Build(const std::string& source, const ParamAssignment& params) {
-    CompileResult r = compiler_->CompileNow({"kernel.cu", ExpandedSource(source), "sm90", ParamDefines(params)});
-    EXPECT_TRUE(r.ok) << r.Summary();
-    return r.cubin;
-  }
 };
 
 // The fixture's seal (the seed), on every suite config and on two sizes outside the suite.
@@ -974,55 +1032,22 @@ int main(int argc, char** argv) {
 )";
 
 // A gemm_bf16 dispatch as a run seals one (a table of kernels per suite config, a fallback for every
-// other size), exported as C and checked against the operator's own golden kernel on the GPU: every
-// suite config and two sizes outside the suite, one large and one decode-sized. The table gives
+// other size), exported as C and checked against the operator's own golden kernel on the GPU, then
+// called from examples/cpp/gemm_main.cc: every suite config and two sizes outside the suite, one
+// large and one decode-sized. The table gives
 // 4096^3 to the warp-specialised TMA family (cluster of 2) and the rest to the persistent family,
 // whose skinny path (split-K across a cluster) takes M <= 64; the fallback is the persistent family.
 TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSizesOutside) {
   OperatorSpec gemm;
   Diagnostics diags;
-  ASSERT_TRUE(LoadOperator(SourceDir() + "/operators/gemm_bf16", &gemm, &diags)) << FormatDiagnostics(diags);
+  const std::string dir = tmp_.file("gemm-dispatch");
+  ExportGemmDispatch(dir, &gemm);
+  if (HasFatalFailure()) return;
   auto first_values = [](const CandidateManifest& m) {
     ParamAssignment p;
     for (const ParamSpec& s : m.params) p[s.name] = s.values.front();
     return p;
   };
-  Candidate persistent, ws;
-  ASSERT_TRUE(LoadCandidateFile(gemm.dir + "/families/wgmma_persistent.cu", &persistent, &diags)) << FormatDiagnostics(diags);
-  ASSERT_TRUE(LoadCandidateFile(gemm.dir + "/families/wgmma_tma_ws.cu", &ws, &diags)) << FormatDiagnostics(diags);
-  const std::vector<std::tuple<std::string, std::string, ParamAssignment>> entries = {
-      {"wgmma_persistent.cu", persistent.source, first_values(persistent.manifest)},
-      {"wgmma_tma_ws.cu", ws.source,
-       {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"STAGES", 4}, {"CLUSTER_M", 2}, {"GROUP_M", 8}}}};
-  nlohmann::json kernels = nlohmann::json::array();
-  std::string err;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const auto& [label, source, params] = entries[i];
-    CandidateRecord c;
-    c.hash = "cand-gemm-dispatch-" + std::to_string(i);
-    c.operator_name = gemm.name;
-    c.source = source;
-    c.params_json = ParamsJson(params);
-    bool inserted = false;
-    ASSERT_TRUE(store_.PutCandidate(c, &inserted, &err)) << err;
-    const std::string cubin = Build(source, params);
-    ASSERT_FALSE(cubin.empty()) << label;
-    PutCubin(cubin);
-    kernels.push_back({{"candidate", c.hash}, {"params", params}, {"cubin_sha256", Sha256Hex(cubin)}, {"label", label}});
-  }
-  nlohmann::json table = nlohmann::json::array();
-  for (const ConfigSpec& config : gemm.configs)
-    table.push_back({{"config", config.name}, {"kernel", config.name == "4096^3" ? 1 : 0}, {"why", "test"}});
-  ASSERT_EQ(table.size(), 4u);
-  const nlohmann::json dispatch = {{"kernels", kernels}, {"table", table}, {"fallback", 0}};
-  SealRecord s = NewSeal("g0000gemmdispatch", kernels[0]["candidate"].get<std::string>());
-  s.operator_name = gemm.name;
-  s.params_json = ParamsJson(std::get<2>(entries[0]));
-  s.cubin_sha256 = kernels[0]["cubin_sha256"].get<std::string>();
-  s.metadata_json = nlohmann::json{{"dispatch", dispatch}}.dump();
-  StoreSeal(s);
-  const std::string dir = tmp_.file("gemm-dispatch");
-  ASSERT_TRUE(ExportSealC(store_, s, gemm, *compiler_, dir, false, &err)) << err;
 
   // The golden, compiled as the worker compiles it, and its launch for each size from its manifest.
   Candidate golden;
@@ -1093,6 +1118,35 @@ TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSize
     EXPECT_LE(rel_l2, gemm.tolerance.rel_l2) << line;
     std::printf("  %s\n", line.c_str());
   }
+
+  // The same export called from examples/cpp/gemm_main.cc, as docs/using-seals.md builds it: every
+  // suite config and the two sizes outside it checked by the program (every element written, a
+  // sample against the CPU), and a size no kernel takes reported with its status; exit 0.
+  const std::string program = BuildCppExample(dir, "gemm_main", "forgek_gemm_bf16");
+  std::vector<std::string> argv = {program};
+  for (const Size& size : sizes)
+    argv.push_back(std::to_string(size.values.at("M")) + "x" + std::to_string(size.values.at("N")) + "x" +
+                   std::to_string(size.values.at("K")));
+  argv.push_back("100x100x64");
+  std::string example;
+  ASSERT_TRUE(RunTool(argv, &example)) << example;
+  std::stringstream example_lines(example);
+  std::string line;
+  ASSERT_TRUE(std::getline(example_lines, line));
+  EXPECT_EQ(line.rfind("forgek_gemm_bf16 on ", 0), 0u) << line;
+  for (const Size& size : sizes) {
+    ASSERT_TRUE(std::getline(example_lines, line)) << example;
+    SCOPED_TRACE(line);
+    const std::string head = std::to_string(size.values.at("M")) + " x " + std::to_string(size.values.at("N")) +
+                             " x " + std::to_string(size.values.at("K")) + ": kernel " + std::to_string(size.kernel) +
+                             " (";
+    EXPECT_EQ(line.rfind(head, 0), 0u);
+    EXPECT_NE(line.find(", 0 unwritten, "), std::string::npos);
+    EXPECT_TRUE(line.size() > 4 && line.compare(line.size() - 4, 4, ": ok") == 0);
+    std::printf("  %s\n", line.c_str());
+  }
+  ASSERT_TRUE(std::getline(example_lines, line)) << example;
+  EXPECT_EQ(line.rfind("100 x 100 x 64: UNSUPPORTED_SIZE ", 0), 0u) << line;
 }
 
 }  // namespace
