@@ -29,6 +29,7 @@
 #include <random>
 #include <vector>
 
+#include "driver_api.h"  // Check, DeviceBuffer, Gpu: beside this file
 #include "forgek_gemm_bf16.h"  // brings <cuda.h>; its declarations are extern "C"
 
 namespace {
@@ -49,32 +50,8 @@ constexpr double kRelL2 = 0.005;
 constexpr int kSampled = 4096;  // elements of C checked against the CPU
 constexpr int kRepeats = 10;    // calls timed per size, after one untimed call that loads the module
 
-void Check(CUresult result, const char* call) {
-  if (result == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  if (cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "an unknown CUresult";
-  std::fprintf(stderr, "%s failed: %s\n", call, name);
-  std::exit(1);
-}
-
-// Device memory, freed when it goes out of scope.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) {
-    if (bytes > 0) Check(cuMemAlloc(&ptr_, bytes), "cuMemAlloc");
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != 0) cuMemFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  CUdeviceptr get() const { return ptr_; }
-  void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr_)); }
-
- private:
-  CUdeviceptr ptr_ = 0;
-};
+using example::Check;
+using example::DeviceBuffer;
 
 // bf16 <-> float by their bits: bf16 is the upper half of an IEEE float.
 uint16_t ToBf16(float f) {
@@ -191,28 +168,17 @@ int main(int argc, char** argv) {
   }
   if (sizes.empty()) sizes.assign(std::begin(kDefaultSizes), std::end(kDefaultSizes));
 
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  CUstream stream = nullptr;
-  char name[256] = {};
-  Check(cuInit(0), "cuInit");
-  Check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  Check(cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
-  Check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-  Check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
-  Check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  std::printf("forgek_gemm_bf16 on %s\n", name);
+  const example::Gpu gpu;  // device 0's primary context, current here, and a stream of our own
+  std::printf("forgek_gemm_bf16 on %s\n", gpu.name);
 
   std::mt19937 rng(2024);
   bool failed = false;
-  for (const Size& s : sizes) failed = RunSize(stream, s, rng) == Outcome::kFailed || failed;
+  for (const Size& s : sizes) failed = RunSize(gpu.stream, s, rng) == Outcome::kFailed || failed;
 
-  const forgek_gemm_bf16_status unloaded = forgek_gemm_bf16_unload(context);
+  const forgek_gemm_bf16_status unloaded = forgek_gemm_bf16_unload(gpu.context);
   if (unloaded != FORGEK_GEMM_BF16_OK) {
     std::printf("unload: %s %s\n", forgek_gemm_bf16_status_name(unloaded), forgek_gemm_bf16_last_error());
     failed = true;
   }
-  Check(cuStreamDestroy(stream), "cuStreamDestroy");
-  Check(cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
   return failed ? 1 : 0;
 }

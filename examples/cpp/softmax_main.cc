@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "driver_api.h"  // Check, DeviceBuffer, Gpu: beside this file
 #include "forgek_softmax_fp32.h"  // brings <cuda.h>; its declarations are extern "C"
 
 namespace {
@@ -42,34 +43,8 @@ constexpr double kRelL2 = 2e-5;
 // Calls timed per size, after one untimed call: the first call in a context loads the seal's module.
 constexpr int kRepeats = 20;
 
-// A failed driver call ends the program: the example has nothing to undo that its exit does not.
-void Check(CUresult result, const char* call) {
-  if (result == CUDA_SUCCESS) return;
-  const char* name = nullptr;
-  if (cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "an unknown CUresult";
-  std::fprintf(stderr, "%s failed: %s\n", call, name);
-  std::exit(1);
-}
-
-// Device memory, freed when it goes out of scope.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) {
-    if (bytes > 0) Check(cuMemAlloc(&ptr_, bytes), "cuMemAlloc");
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != 0) cuMemFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  CUdeviceptr get() const { return ptr_; }
-  // The export takes device pointers as void* (NULL for no workspace).
-  void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr_)); }
-
- private:
-  CUdeviceptr ptr_ = 0;
-};
+using example::Check;
+using example::DeviceBuffer;
 
 // y = softmax(x) along each row of a rows x cols matrix, in double precision.
 std::vector<double> CpuSoftmax(const std::vector<float>& x, int64_t rows, int64_t cols) {
@@ -191,30 +166,18 @@ int main(int argc, char** argv) {
   }
   if (sizes.empty()) sizes.assign(std::begin(kDefaultSizes), std::end(kDefaultSizes));
 
-  // The device's primary context, current on this thread, and a stream of our own.
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  CUstream stream = nullptr;
-  char name[256] = {};
-  Check(cuInit(0), "cuInit");
-  Check(cuDeviceGet(&device, 0), "cuDeviceGet");
-  Check(cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
-  Check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-  Check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
-  Check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  std::printf("forgek_softmax_fp32 on %s\n", name);
+  const example::Gpu gpu;  // device 0's primary context, current here, and a stream of our own
+  std::printf("forgek_softmax_fp32 on %s\n", gpu.name);
 
   std::mt19937 rng(2024);
   bool failed = false;
-  for (const auto& [rows, cols] : sizes) failed = RunSize(stream, rows, cols, rng) == Outcome::kFailed || failed;
+  for (const auto& [rows, cols] : sizes) failed = RunSize(gpu.stream, rows, cols, rng) == Outcome::kFailed || failed;
 
   // The seal's module stays loaded in the context until it is unloaded: do so before the context goes.
-  const forgek_softmax_fp32_status unloaded = forgek_softmax_fp32_unload(context);
+  const forgek_softmax_fp32_status unloaded = forgek_softmax_fp32_unload(gpu.context);
   if (unloaded != FORGEK_SOFTMAX_FP32_OK) {
     std::printf("unload: %s %s\n", forgek_softmax_fp32_status_name(unloaded), forgek_softmax_fp32_last_error());
     failed = true;
   }
-  Check(cuStreamDestroy(stream), "cuStreamDestroy");
-  Check(cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
   return failed ? 1 : 0;
 }
