@@ -1,5 +1,6 @@
 // driver_api.h: what the C++ examples share of the CUDA driver API: a check that ends the program on
-// a failed call, device memory freed with its scope, and the device's primary context with a stream.
+// a failed call, device memory freed with its scope, event timing of repeated calls, and the device's
+// primary context with a stream.
 #pragma once
 
 #include <cuda.h>
@@ -38,6 +39,25 @@ class DeviceBuffer {
  private:
   CUdeviceptr ptr_ = 0;
 };
+
+// Microseconds per call of `call` (which returns true on success), timed on `stream` with one event
+// pair around `repeats` calls; stops at the first failed call and returns a negative time then.
+template <class Call>
+double MicrosecondsPerCall(CUstream stream, int repeats, Call&& call) {
+  CUevent start = nullptr, stop = nullptr;
+  Check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  Check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  Check(cuEventRecord(start, stream), "cuEventRecord");
+  bool ok = true;
+  for (int i = 0; i < repeats && ok; ++i) ok = call();
+  Check(cuEventRecord(stop, stream), "cuEventRecord");
+  Check(cuEventSynchronize(stop), "cuEventSynchronize");
+  float elapsed_ms = 0;
+  Check(cuEventElapsedTime(&elapsed_ms, start, stop), "cuEventElapsedTime");
+  cuEventDestroy(start);
+  cuEventDestroy(stop);
+  return ok ? 1000.0 * elapsed_ms / repeats : -1.0;
+}
 
 // Device 0's primary context, current on this thread, and a non-blocking stream of the program's own.
 struct Gpu {

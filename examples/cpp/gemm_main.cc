@@ -115,17 +115,8 @@ Outcome RunSize(CUstream stream, const Size& s, std::mt19937& rng) {
   Check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   Check(cuMemcpyDtoH(c.data(), dc.get(), c_count * 2), "cuMemcpyDtoH");  // the first call's output
 
-  CUevent start = nullptr, stop = nullptr;
-  Check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  Check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  Check(cuEventRecord(start, stream), "cuEventRecord");
-  for (int i = 0; i < kRepeats && status == FORGEK_GEMM_BF16_OK; ++i) status = call();
-  Check(cuEventRecord(stop, stream), "cuEventRecord");
-  Check(cuEventSynchronize(stop), "cuEventSynchronize");
-  float elapsed_ms = 0;
-  Check(cuEventElapsedTime(&elapsed_ms, start, stop), "cuEventElapsedTime");
-  cuEventDestroy(start);
-  cuEventDestroy(stop);
+  const double us =
+      example::MicrosecondsPerCall(stream, kRepeats, [&] { return (status = call()) == FORGEK_GEMM_BF16_OK; });
   if (status != FORGEK_GEMM_BF16_OK) return report(status);
 
   // Every element written; a sample (the four corners first) against double-precision sums.
@@ -144,7 +135,6 @@ Outcome RunSize(CUstream stream, const Size& s, std::mt19937& rng) {
     ref2 += want * want;
   }
   const double rel_l2 = std::sqrt(err2 / ref2);
-  const double us = 1000.0 * elapsed_ms / kRepeats;
   const double tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (us * 1e6);
   const bool ok = unwritten == 0 && max_abs <= kMaxAbs && rel_l2 <= kRelL2;
   std::printf("kernel %d (%s), %zu unwritten, max |error| %.3g, rel_l2 %.3g over %d sampled, %.1f us per call "

@@ -119,17 +119,8 @@ Outcome RunSize(CUstream stream, int64_t rows, int64_t cols, std::mt19937& rng) 
   status = call();  // untimed: loads the module into this context
   if (status != FORGEK_SOFTMAX_FP32_OK) return report(status);
 
-  CUevent start = nullptr, stop = nullptr;
-  Check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  Check(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  Check(cuEventRecord(start, stream), "cuEventRecord");
-  for (int i = 0; i < kRepeats && status == FORGEK_SOFTMAX_FP32_OK; ++i) status = call();
-  Check(cuEventRecord(stop, stream), "cuEventRecord");
-  Check(cuEventSynchronize(stop), "cuEventSynchronize");
-  float elapsed_ms = 0;
-  Check(cuEventElapsedTime(&elapsed_ms, start, stop), "cuEventElapsedTime");
-  cuEventDestroy(start);
-  cuEventDestroy(stop);
+  const double us =
+      example::MicrosecondsPerCall(stream, kRepeats, [&] { return (status = call()) == FORGEK_SOFTMAX_FP32_OK; });
   if (status != FORGEK_SOFTMAX_FP32_OK) return report(status);
 
   // The calls were asynchronous on `stream`: the event above waited for them.
@@ -144,7 +135,6 @@ Outcome RunSize(CUstream stream, int64_t rows, int64_t cols, std::mt19937& rng) 
     ref2 += want[i] * want[i];
   }
   const double rel_l2 = std::sqrt(err2 / ref2);
-  const double us = 1000.0 * elapsed_ms / kRepeats;
   const bool ok = max_abs <= kMaxAbs && rel_l2 <= kRelL2;
   std::printf("kernel %d (%s), max |error| %.3g, rel_l2 %.3g, %.1f us per call (%.0f GB/s): %s\n", plan.kernel,
               plan.kernel_label, max_abs, rel_l2, us, 2.0 * static_cast<double>(bytes) / (us * 1e3),

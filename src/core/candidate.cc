@@ -426,14 +426,6 @@ void ManifestOrigin::Locate(const std::string& field, long index, Diagnostic* d)
   d->column = p.column;
 }
 
-namespace {
-std::string JoinParamNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-}  // namespace
-
 bool LoadCandidateFile(const std::string& path, Candidate* out, Diagnostics* diags) {
   std::string not_a_file;
   if (!IsReadableFile(path, &not_a_file)) {
@@ -465,8 +457,7 @@ bool LoadInstance(const OperatorSpec& op, const std::string& file, const std::ma
       std::vector<std::string> names;
       for (const ParamSpec& p : out->manifest.params) names.push_back(p.name);
       diags->push_back({op.path, where, 0, 0,
-                        file + " has no param '" + name + "'; its params are " +
-                            (names.empty() ? std::string("none") : JoinParamNames(names))});
+                        file + " has no param '" + name + "'; its params are " + JoinNames(names)});
       ok = false;
     } else if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {
       std::string domain;

@@ -56,6 +56,28 @@ int64_t PlanArgValue(const ResolvedArg& a) {
   return a.kind == ResolvedArg::Kind::i32 || a.kind == ResolvedArg::Kind::i64 ? a.i : 0;
 }
 
+// Each param of `m` at the first value of its domain (a fixed kernel's values; a family's first instance).
+ParamAssignment FirstValues(const CandidateManifest& m) {
+  ParamAssignment p;
+  for (const ParamSpec& s : m.params) p[s.name] = s.values.front();
+  return p;
+}
+
+// Writes the C program `source` to dir/gpu_driver.c and builds it with the export `stem` in `dir`
+// against the toolkit's stub libcuda, every warning an error; the program's path.
+std::string BuildGpuDriver(const std::string& dir, const char* source, const std::string& stem) {
+  const std::string cc = FindInPath("cc");
+  EXPECT_FALSE(cc.empty()) << "no `cc` in PATH";
+  WriteFile(dir + "/gpu_driver.c", source);
+  std::string log;
+  EXPECT_TRUE(RunTool({cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + dir, "-I" + CudaRoot() + "/include",
+                       dir + "/gpu_driver.c", dir + "/" + stem + ".c", "-o", dir + "/gpu_driver",
+                       "-L" + CudaRoot() + "/lib64/stubs", "-lcuda", "-lpthread", "-lm"},
+                      &log))
+      << log;
+  return dir + "/gpu_driver";
+}
+
 // The GPU drivers below print errors with %g: an infinite or NaN error must read back as such.
 TEST(ReadNumber, ReadsInfAndNanWhereTheStreamOperatorStoresZero) {
   std::stringstream line("0.25 inf -inf nan 1e-3 x");
@@ -214,8 +236,7 @@ class SealExportCTest : public SoftmaxSealFixture {
     ASSERT_TRUE(LoadCandidateFile(gemm->dir + "/families/wgmma_persistent.cu", &persistent, &diags))
         << FormatDiagnostics(diags);
     ASSERT_TRUE(LoadCandidateFile(gemm->dir + "/families/wgmma_tma_ws.cu", &ws, &diags)) << FormatDiagnostics(diags);
-    ParamAssignment first;
-    for (const ParamSpec& p : persistent.manifest.params) first[p.name] = p.values.front();
+    const ParamAssignment first = FirstValues(persistent.manifest);
     const std::vector<std::tuple<std::string, std::string, ParamAssignment>> entries = {
         {"wgmma_persistent.cu", persistent.source, first},
         {"wgmma_tma_ws.cu", ws.source,
@@ -752,21 +773,14 @@ int main(void) {
 // Builds `dir`'s export with the driver above against the real libcuda and runs it on `sizes`;
 // every size must be served and within the operator's tolerance.
 void RunSoftmaxOnGpu(const OperatorSpec& op, const std::string& dir, const std::vector<std::pair<int64_t, int64_t>>& sizes) {
-  const std::string cc = FindInPath("cc");
-  ASSERT_FALSE(cc.empty());
-  WriteFile(dir + "/gpu_driver.c", kSoftmaxDriver);
-  std::string log;
-  ASSERT_TRUE(RunTool({cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + dir, "-I" + CudaRoot() + "/include",
-                   dir + "/gpu_driver.c", dir + "/" + kStem + ".c", "-o", dir + "/gpu_driver",
-                   "-L" + CudaRoot() + "/lib64/stubs", "-lcuda", "-lpthread", "-lm"},
-                  &log))
-      << log;
+  const std::string driver = BuildGpuDriver(dir, kSoftmaxDriver, kStem);
+  if (::testing::Test::HasFailure()) return;
   std::string input;
   for (const auto& [m, n] : sizes) input += std::to_string(m) + " " + std::to_string(n) + "\n";
   ProcessOptions opts;
   opts.timeout_s = 600;
   opts.stdin_data = input;
-  ProcessRun run = RunProcess({dir + "/gpu_driver"}, opts);
+  ProcessRun run = RunProcess({driver}, opts);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   std::stringstream lines(run.out);
   for (const auto& [m, n] : sizes) {
@@ -938,15 +952,10 @@ TEST_F(GpuSealExportC, AGemmWithTensorMapsRunsAndMatchesACpuGemm) {
   StoreSeal(s);
   const std::string dir = tmp_.file("gemm");
   ASSERT_TRUE(ExportSealC(store_, s, gemm, *compiler_, dir, false, &err)) << err;
-  WriteFile(dir + "/gpu_driver.c", kGemmDriver);
-  std::string log;
-  ASSERT_TRUE(RunTool({cc_, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + dir, "-I" + CudaRoot() + "/include",
-                       dir + "/gpu_driver.c", dir + "/forgek_gemm_bf16.c", "-o", dir + "/gpu_driver",
-                       "-L" + CudaRoot() + "/lib64/stubs", "-lcuda", "-lpthread", "-lm"},
-                      &log))
-      << log;
+  const std::string driver = BuildGpuDriver(dir, kGemmDriver, "forgek_gemm_bf16");
+  ASSERT_FALSE(HasFailure());
   std::string out;
-  ASSERT_TRUE(RunTool({dir + "/gpu_driver"}, &out, "256 256 256\n200 384 320\n512 384 128\n100 256 256\n")) << out;
+  ASSERT_TRUE(RunTool({driver}, &out, "256 256 256\n200 384 320\n512 384 128\n100 256 256\n")) << out;
   std::stringstream lines(out);
   for (const char* size : {"256 256 256", "200 384 320", "512 384 128"}) {
     std::string line;
@@ -1043,16 +1052,11 @@ TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSize
   const std::string dir = tmp_.file("gemm-dispatch");
   ExportGemmDispatch(dir, &gemm);
   if (HasFatalFailure()) return;
-  auto first_values = [](const CandidateManifest& m) {
-    ParamAssignment p;
-    for (const ParamSpec& s : m.params) p[s.name] = s.values.front();
-    return p;
-  };
 
   // The golden, compiled as the worker compiles it, and its launch for each size from its manifest.
   Candidate golden;
   ASSERT_TRUE(LoadCandidateFile(gemm.dir + "/" + gemm.golden, &golden, &diags)) << FormatDiagnostics(diags);
-  const ParamAssignment golden_params = first_values(golden.manifest);
+  const ParamAssignment golden_params = FirstValues(golden.manifest);
   WriteFile(dir + "/golden.cubin", Build(golden.source, golden_params));
   struct Size { Bindings values; int kernel; };
   std::vector<Size> sizes;
@@ -1084,15 +1088,10 @@ TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSize
       input += " " + std::to_string(v);
     input += "\n";
   }
-  WriteFile(dir + "/gpu_driver.c", kGemmGoldenDriver);
-  std::string log;
-  ASSERT_TRUE(RunTool({cc_, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + dir, "-I" + CudaRoot() + "/include",
-                       dir + "/gpu_driver.c", dir + "/forgek_gemm_bf16.c", "-o", dir + "/gpu_driver",
-                       "-L" + CudaRoot() + "/lib64/stubs", "-lcuda", "-lpthread", "-lm"},
-                      &log))
-      << log;
+  const std::string driver = BuildGpuDriver(dir, kGemmGoldenDriver, "forgek_gemm_bf16");
+  ASSERT_FALSE(HasFailure());
   std::string out;
-  ASSERT_TRUE(RunTool({dir + "/gpu_driver", dir + "/golden.cubin", kernel_name}, &out, input)) << out;
+  ASSERT_TRUE(RunTool({driver, dir + "/golden.cubin", kernel_name}, &out, input)) << out;
   std::stringstream lines(out);
   for (const Size& size : sizes) {
     const std::string mnk = std::to_string(size.values.at("M")) + " " + std::to_string(size.values.at("N")) + " " +
