@@ -2,6 +2,8 @@
 //   struct fk::SoftmaxState { float max; float sum; } — a set of values: their max and sum of exp(v - max)
 //   SoftmaxState fk::softmax_merge(SoftmaxState a, SoftmaxState b) — the state of the union of two disjoint
 //        sets (__expf; symmetric bit for bit; two empty states {-inf, 0} give {-inf, 0})
+//   SoftmaxState fk::softmax_absorb(SoftmaxState s, const float (&v)[n]) — s with n more values added: one rescale of
+//        the running sum per call (n + 1 __expf for n values); s may be empty {-inf, 0}; a thread calls it
 //   SoftmaxState fk::warp_softmax_merge<Width = 32>(SoftmaxState s) — merged over each Width-lane group, in
 //        every lane (butterfly, offsets Width/2 .. 1); the whole warp calls it
 //   fk::online_softmax_mma_rows<NTiles, DTiles>(float (&s)[NTiles][4], float (&o)[DTiles][4], float (&m)[2], float (&l)[2],
@@ -27,6 +29,20 @@ FK_DEVICE SoftmaxState softmax_merge(SoftmaxState a, SoftmaxState b)
   const float m = fmaxf(a.max, b.max);
   if (m == neg_inf()) return {m, 0.f};  // both empty: keep exp(-inf - -inf) = NaN out
   return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+}
+
+// The state of s's set with the n values v added (v finite or -inf, not all -inf when s is empty): the
+// running sum is rescaled once for the batch, not once per value.
+template <int n> FK_DEVICE SoftmaxState softmax_absorb(SoftmaxState s, const float (&v)[n])
+{
+  float batch_max = v[0];
+#pragma unroll
+  for (int j = 1; j < n; ++j) batch_max = fmaxf(batch_max, v[j]);
+  const float m = fmaxf(s.max, batch_max);
+  float sum = s.sum * __expf(s.max - m);  // exp(-inf) = 0 for the empty start state
+#pragma unroll
+  for (int j = 0; j < n; ++j) sum += __expf(v[j] - m);
+  return {m, sum};
 }
 
 // Merges the states of each group of Width lanes; every lane ends with the group's state.

@@ -22,25 +22,7 @@
 // with the fast exp (ex2.approx) and divide: one exp, one reciprocal, a handful of FMAs. For
 // x -> -inf exp(-2u) overflows to inf and y -> -0, the right limit; for x -> +inf y -> x.
 #include <cuda_bf16.h>
-
-// 8 bf16 packed in 16 bytes <-> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  uint4 v;
-  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  return v;
-}
+#include <forgek/vec.cuh>
 
 __device__ __forceinline__ float gelu_tanh(float x) {
   const float minus_two_k = -2.f * 0.7978845608f;  // -2 * sqrt(2 / pi)
@@ -68,10 +50,10 @@ gelu_tanh_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [N]
     const int idx = first + i * THREADS;
     if (idx < nvec) {
       float f[8];
-      unpack8(v[i], f);
+      fk::unpack_bf16x8(v[i], f);
 #pragma unroll
       for (int k = 0; k < 8; ++k) f[k] = gelu_tanh(f[k]);
-      __stcs(y4 + idx, pack8(f));
+      __stcs(y4 + idx, fk::pack_bf16x8(f));
     }
   }
 }

@@ -23,6 +23,7 @@
 // loads, q written with streaming stores.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+#include <forgek/fp8.cuh>
 #include <forgek/reduce.cuh>
 #include <forgek/vec.cuh>
 
@@ -30,27 +31,6 @@ constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;
 constexpr float kFp8Max = 448.f;
 constexpr float kMinScale = 1.f / (448.f * 512.f);
-
-// max |x| over 8 bf16 (exact: fabsf and fmaxf never round).
-__device__ __forceinline__ float absmax8(const uint4& v) {
-  float f[8];
-  fk::unpack_bf16x8(v, f);
-  float m = 0.f;
-#pragma unroll
-  for (int k = 0; k < 8; ++k) m = fmaxf(m, fabsf(f[k]));
-  return m;
-}
-
-// 8 bf16 * s -> 8 e4m3 bytes (rounded to nearest even, saturated to +-448), packed in 8 bytes.
-__device__ __forceinline__ uint2 quantize8(const uint4& v, float s) {
-  float f[8];
-  fk::unpack_bf16x8(v, f);
-  unsigned short pair[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-    pair[k] = __nv_cvt_float2_to_fp8x2(make_float2(f[2 * k] * s, f[2 * k + 1] * s), __NV_SATFINITE, __NV_E4M3);
-  return make_uint2(pair[0] | (static_cast<unsigned>(pair[1]) << 16), pair[2] | (static_cast<unsigned>(pair[3]) << 16));
-}
 
 extern "C" __global__ void __launch_bounds__(kMaxThreads)
 quantize_fp8_per_token_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -75,7 +55,7 @@ quantize_fp8_per_token_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
 
   float amax = 0.f;
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) amax = fmaxf(amax, fmaxf(absmax8(v[i][0]), absmax8(v[i][1])));
+  for (int i = 0; i < ITEMS; ++i) amax = fmaxf(amax, fmaxf(fk::absmax_bf16x8(v[i][0]), fk::absmax_bf16x8(v[i][1])));
   amax = fk::warp_max(amax);
   if (tid % kWarp == 0) warp_amax[tid / kWarp] = amax;
   __syncthreads();
@@ -88,7 +68,7 @@ quantize_fp8_per_token_reference(const __nv_bfloat16* __restrict__ x,  // [M, N]
   for (int i = 0; i < ITEMS; ++i) {
     const int g = i * threads + tid;
     if (g < groups) {
-      const uint2 lo = quantize8(v[i][0], inv_scale), hi = quantize8(v[i][1], inv_scale);
+      const uint2 lo = fk::quantize_e4m3x8(v[i][0], inv_scale), hi = fk::quantize_e4m3x8(v[i][1], inv_scale);
       __stcs(qrow + g, make_uint4(lo.x, lo.y, hi.x, hi.y));
     }
   }

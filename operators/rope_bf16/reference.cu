@@ -21,25 +21,7 @@
 // load and the 512-byte cache row is read from DRAM once and then served by L1 to all 32 heads
 // (the cache goes through the read-only path; q and q_rot are streamed, evict-first).
 #include <cuda_bf16.h>
-
-// 8 bf16 packed in 16 bytes <-> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  uint4 v;
-  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  return v;
-}
+#include <forgek/vec.cuh>
 
 // 8 consecutive floats from 16-byte-aligned memory through the read-only path.
 __device__ __forceinline__ void load8(const float* p, float (&f)[8]) {
@@ -71,8 +53,8 @@ rope_bf16_reference(const __nv_bfloat16* __restrict__ q,      // [T, H, D]
   float c[8], s[8], x1[8], x2[8];
   load8(row + 8 * j, c);
   load8(row + half + 8 * j, s);
-  unpack8(lo, x1);
-  unpack8(hi, x2);
+  fk::unpack_bf16x8(lo, x1);
+  fk::unpack_bf16x8(hi, x2);
 
   float out1[8], out2[8];
 #pragma unroll
@@ -81,6 +63,6 @@ rope_bf16_reference(const __nv_bfloat16* __restrict__ q,      // [T, H, D]
     out2[k] = x2[k] * c[k] + x1[k] * s[k];
   }
   __nv_bfloat16* ohead = q_rot + static_cast<size_t>(head) * D;
-  __stcs(reinterpret_cast<uint4*>(ohead + 8 * j), pack8(out1));
-  __stcs(reinterpret_cast<uint4*>(ohead + half + 8 * j), pack8(out2));
+  __stcs(reinterpret_cast<uint4*>(ohead + 8 * j), fk::pack_bf16x8(out1));
+  __stcs(reinterpret_cast<uint4*>(ohead + half + 8 * j), fk::pack_bf16x8(out2));
 }

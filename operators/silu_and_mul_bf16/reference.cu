@@ -21,25 +21,7 @@
 // a < -88 exp overflows to inf and the quotient is -0, the right limit.
 // x is streamed with evict-first loads and out with streaming stores: neither is reused.
 #include <cuda_bf16.h>
-
-// 8 bf16 packed in 16 bytes <-> 8 floats.
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 t = __bfloat1622float2(h[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  uint4 v;
-  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
-  return v;
-}
+#include <forgek/vec.cuh>
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 silu_and_mul_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [M, 2N]: gate | up
@@ -69,11 +51,11 @@ silu_and_mul_bf16_reference(const __nv_bfloat16* __restrict__ x,  // [M, 2N]: ga
     const unsigned v = first + i * THREADS;
     if (v < total) {
       float a[8], b[8];
-      unpack8(gate[i], a);
-      unpack8(up[i], b);
+      fk::unpack_bf16x8(gate[i], a);
+      fk::unpack_bf16x8(up[i], b);
 #pragma unroll
       for (int k = 0; k < 8; ++k) a[k] = __fdividef(a[k], 1.f + __expf(-a[k])) * b[k];
-      __stcs(out4 + v, pack8(a));
+      __stcs(out4 + v, fk::pack_bf16x8(a));
     }
   }
 }

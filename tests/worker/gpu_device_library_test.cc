@@ -54,8 +54,8 @@ void ExpectKernelMatchesGolden(const std::string& name) {
 }
 
 // reduce.cuh and softmax.cuh in a warp: warp_sum / max / min, a width-8 sum, warp_argmax over rows
-// full of ties (whole warp and 8-lane groups), and warp_softmax_merge; each result read from a lane
-// other than 0.
+// full of ties (whole warp and 8-lane groups), warp_softmax_merge, and softmax_absorb of 4 values
+// merged with empty states; each result read from a lane other than 0.
 TEST(GpuDeviceLibrary, WarpReductionsArgmaxWithTiesAndSoftmaxMerge) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
   ExpectKernelMatchesGolden("reduce_warp");
@@ -84,11 +84,34 @@ TEST(GpuDeviceLibrary, DecoupledLookBackChainsEveryTile) {
   ExpectKernelMatchesGolden("lookback_chain");
 }
 
+// scan.cuh: a warp's segment of 4 rows of 32 float4 scanned in place, each lane's offsets and the
+// segment total, against an fp64 scan of every segment.
+TEST(GpuDeviceLibrary, WarpScanOfFloat4Rows) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("warp_scan_rows");
+}
+
 // vec.cuh: 16-byte loads (nc no-allocate, with the L2 prefetch, streaming) and stores (streaming,
 // plain), bf16x8 and bf16x2 packing, on a size with no tail.
 TEST(GpuDeviceLibrary, VectorLoadsStoresAndBf16Packing) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
   ExpectKernelMatchesGolden("vec_copy");
+}
+
+// vec.cuh's hinted accesses: fk::load with every LoadHint and fk::store with every StoreHint on
+// accesses of 16, 8, 4 and 2 bytes (fk::Access, fk::Floats; nc_na on a float2 through its bits,
+// nc_na_l2_256 on a uint4), FloatPack loads and stores, map_bf16x8 with a lambda, absmax_bf16x8;
+// fp8.cuh's quantize_e4m3x8 with saturation.
+TEST(GpuDeviceLibrary, HintedLoadsStoresAndE4m3Packing) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("vec_hints");
+}
+
+// activation.cuh: both GELU forms (tanh.approx and the sigmoid identity) against tanhf on values out
+// to |x| ~ 16, where the sigmoid form's exp overflows.
+TEST(GpuDeviceLibrary, GeluFormsMatchTanh) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectKernelMatchesGolden("activation_gelu");
 }
 
 // cp_async.cuh: cg 16 B, ca 16 / 8 / 4 B, zero fill through src_bytes (partial and 0), two commit

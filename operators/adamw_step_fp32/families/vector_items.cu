@@ -28,23 +28,15 @@
 #include <forgek/vec.cuh>
 
 // VEC floats moved as one access.
-template <int V> struct VectorOf;
-template <> struct VectorOf<4> { using type = float4; };
-template <> struct VectorOf<2> { using type = float2; };
-using Vector = VectorOf<VEC>::type;
-struct alignas(4 * VEC) Pack {
-  float f[VEC];
-};
+using Pack = fk::FloatPack<VEC>;
+constexpr fk::LoadHint kLoad = LOAD_HINT ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStore = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 __device__ __forceinline__ Pack load_pack(const float* base, int idx) {
-  const Vector* p = reinterpret_cast<const Vector*>(base) + idx;
-  const Vector t = LOAD_HINT ? __ldcs(p) : *p;
-  return *reinterpret_cast<const Pack*>(&t);
+  return fk::load_floats<VEC, kLoad>(base + static_cast<size_t>(idx) * VEC);
 }
 __device__ __forceinline__ void store_pack(float* base, int idx, const Pack& pack) {
-  Vector* p = reinterpret_cast<Vector*>(base) + idx;
-  const Vector t = *reinterpret_cast<const Vector*>(&pack);
-  if (STORE_HINT) __stcs(p, t); else *p = t;
+  fk::store_floats<kStore>(base + static_cast<size_t>(idx) * VEC, pack);
 }
 
 // The update of one parameter; m and v are updated in place, the new p is returned.
@@ -95,7 +87,7 @@ adamw_step_vector_items(float* __restrict__ p,        // [N], in place
     if (idx < nvec) {
       Pack out;
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) out.f[k] = adam(pv[i].f[k], gv[i].f[k], mv[i].f[k], vv[i].f[k]);
+      for (int k = 0; k < VEC; ++k) out.v[k] = adam(pv[i].v[k], gv[i].v[k], mv[i].v[k], vv[i].v[k]);
       store_pack(p, idx, out);
       store_pack(m, idx, mv[i]);
       store_pack(v, idx, vv[i]);

@@ -42,16 +42,9 @@
 constexpr int kWarp = 32;
 constexpr int kWarps = THREADS / kWarp;
 
-// One 16-byte vector of 8 bf16 with the LOAD_HINT cache policy.
-__device__ __forceinline__ uint4 load_x(const uint4* p) {
-#if LOAD_HINT == 0
-  return fk::ld_global_cs(p);
-#else
-  return fk::ld_global_nc_na(p);
-#endif
-}
+// x is read once: LOAD_HINT 1 nc no-allocate, 0 evict-first.
+constexpr fk::LoadHint kLoadX = LOAD_HINT == 0 ? fk::LoadHint::cs : fk::LoadHint::nc_na;
 
-// The largest of the 8 bf16 of v as a float (exact): packed maxima of the 4 pairs, then the larger half.
 __device__ __forceinline__ float vec_max(const uint4& v) {
   const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
   const __nv_bfloat162 m = __hmax2(__hmax2(h[0], h[1]), __hmax2(h[2], h[3]));
@@ -87,7 +80,7 @@ argmax_rows_cluster_split_row(const __nv_bfloat16* __restrict__ x,  // [M, N] ro
   for (; q + (UNROLL - 1) * THREADS < end; q += UNROLL * THREADS) {
     uint4 v[UNROLL];  // [UNROLL] vectors q, q + THREADS, ...
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = load_x(xrow + q + u * THREADS);
+    for (int u = 0; u < UNROLL; ++u) v[u] = fk::load<kLoadX>(xrow + q + u * THREADS);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const float m = vec_max(v[u]);
@@ -98,7 +91,7 @@ argmax_rows_cluster_split_row(const __nv_bfloat16* __restrict__ x,  // [M, N] ro
     uint4 v[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      v[u] = q + u * THREADS < end ? load_x(xrow + q + u * THREADS) : make_uint4(0u, 0u, 0u, 0u);
+      v[u] = q + u * THREADS < end ? fk::load<kLoadX>(xrow + q + u * THREADS) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const float m = vec_max(v[u]);

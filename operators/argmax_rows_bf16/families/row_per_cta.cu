@@ -46,19 +46,11 @@
 constexpr int kWarp = 32;
 constexpr int kWarps = THREADS / kWarp;
 
-// One 16-byte vector of 8 bf16 with the LOAD_HINT cache policy.
-__device__ __forceinline__ uint4 load_x(const uint4* p) {
-#if LOAD_HINT == 0
-  return fk::ld_global_cs(p);
-#elif LOAD_HINT == 1
-  return fk::ld_global_nc_na(p);
-#else
-  const float4 f = fk::ld_global_nc_na_l2_256_f4(reinterpret_cast<const float*>(p));
-  return make_uint4(__float_as_uint(f.x), __float_as_uint(f.y), __float_as_uint(f.z), __float_as_uint(f.w));
-#endif
-}
+// x is read once: LOAD_HINT 1 nc no-allocate, 0 evict-first, 2 nc no-allocate with the L2 prefetch.
+constexpr fk::LoadHint kLoadX = LOAD_HINT == 0   ? fk::LoadHint::cs
+                                : LOAD_HINT == 1 ? fk::LoadHint::nc_na
+                                                 : fk::LoadHint::nc_na_l2_256;
 
-// The largest of the 8 bf16 of v as a float (exact): packed maxima of the 4 pairs, then the larger half.
 __device__ __forceinline__ float vec_max(const uint4& v) {
   const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
   const __nv_bfloat162 m = __hmax2(__hmax2(h[0], h[1]), __hmax2(h[2], h[3]));
@@ -113,7 +105,7 @@ argmax_rows_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N] row-majo
   for (; q + (UNROLL - 1) * THREADS < nvec; q += UNROLL * THREADS) {
     uint4 v[UNROLL];  // [UNROLL] vectors q, q + THREADS, ...
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) v[u] = load_x(xrow + q + u * THREADS);
+    for (int u = 0; u < UNROLL; ++u) v[u] = fk::load<kLoadX>(xrow + q + u * THREADS);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) fold(s, v[u], q + u * THREADS);
   }
@@ -122,7 +114,7 @@ argmax_rows_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N] row-majo
     uint4 v[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-      v[u] = q + u * THREADS < nvec ? load_x(xrow + q + u * THREADS) : make_uint4(0u, 0u, 0u, 0u);
+      v[u] = q + u * THREADS < nvec ? fk::load<kLoadX>(xrow + q + u * THREADS) : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
       if (q + u * THREADS < nvec) fold(s, v[u], q + u * THREADS);

@@ -43,14 +43,8 @@ constexpr int kWarps = THREADS / kWarp;
 // Online-softmax state of a set of logits: their max and the sum of exp(x - max).
 using LseState = fk::SoftmaxState;
 
-// One 16-byte load of the logits with the LOAD_HINT cache policy.
-__device__ __forceinline__ float4 load_vec(const float4* p) {
-#if LOAD_HINT == 0
-  return __ldcs(p);
-#else
-  return fk::ld_global_nc_na_f4(reinterpret_cast<const float*>(p));
-#endif
-}
+// The 16-byte loads of the logits with the LOAD_HINT cache policy.
+constexpr fk::LoadHint kLoad = LOAD_HINT == 0 ? fk::LoadHint::cs : fk::LoadHint::nc_na;
 
 // Adds BATCH float4 (already loaded; masked slots hold -inf) to a thread's state. The exps use
 // max 0 instead of -inf when nothing real was seen yet, so an all-masked batch adds exp(-inf) = 0
@@ -90,7 +84,7 @@ cross_entropy_cluster_split_row(const float* __restrict__ logits,  // [T, V] row
   for (; base + (BATCH - 1) * THREADS < end; base += THREADS * BATCH) {
     float4 v[BATCH];  // [BATCH] float4, all loads issued before the first use
 #pragma unroll
-    for (int k = 0; k < BATCH; ++k) v[k] = load_vec(row4 + base + k * THREADS);
+    for (int k = 0; k < BATCH; ++k) v[k] = fk::load<kLoad>(row4 + base + k * THREADS);
     absorb(st, v);
   }
   // At most one partial batch remains (base + BATCH*THREADS > end): predicated loads, -inf padding.
@@ -99,7 +93,7 @@ cross_entropy_cluster_split_row(const float* __restrict__ logits,  // [T, V] row
     float4 v[BATCH];
 #pragma unroll
     for (int k = 0; k < BATCH; ++k)
-      v[k] = base + k * THREADS < end ? load_vec(row4 + base + k * THREADS) : make_float4(inf, inf, inf, inf);
+      v[k] = base + k * THREADS < end ? fk::load<kLoad>(row4 + base + k * THREADS) : make_float4(inf, inf, inf, inf);
     absorb(st, v);
   }
 

@@ -26,14 +26,8 @@
 // Online-softmax state of a set of logits: their max and the sum of exp(x - max).
 using LseState = fk::SoftmaxState;
 
-// One 16-byte load of the logits with the LOAD_HINT cache policy.
-__device__ __forceinline__ float4 load_vec(const float4* p) {
-#if LOAD_HINT == 0
-  return __ldcs(p);
-#else
-  return fk::ld_global_nc_na_f4(reinterpret_cast<const float*>(p));
-#endif
-}
+// The 16-byte loads of the logits with the LOAD_HINT cache policy.
+constexpr fk::LoadHint kLoad = LOAD_HINT == 0 ? fk::LoadHint::cs : fk::LoadHint::nc_na;
 
 // Adds n float4 (already loaded) to a thread's state.
 template <int n>
@@ -65,12 +59,12 @@ cross_entropy_online_cta_row(const float* __restrict__ logits,  // [T, V] row-ma
   for (int base = threadIdx.x; base < full; base += THREADS * BATCH) {
     float4 v[BATCH];  // [BATCH] float4, all loads issued before the first use
 #pragma unroll
-    for (int k = 0; k < BATCH; ++k) v[k] = load_vec(row4 + base + k * THREADS);
+    for (int k = 0; k < BATCH; ++k) v[k] = fk::load<kLoad>(row4 + base + k * THREADS);
     absorb(st, v);
   }
   // Tail: fewer than THREADS*BATCH vectors, one float4 at a time.
   for (int q = full + threadIdx.x; q < vectors; q += THREADS) {
-    const float4 v[1] = {load_vec(row4 + q)};
+    const float4 v[1] = {fk::load<kLoad>(row4 + q)};
     absorb(st, v);
   }
 

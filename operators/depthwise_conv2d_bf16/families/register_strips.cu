@@ -35,21 +35,10 @@
 
 constexpr int kTaps = 9;
 
-__device__ __forceinline__ uint4 load_x(const uint4* p) {
-#if LOAD_NC
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-
-__device__ __forceinline__ void store_y(uint4* p, uint4 v) {
-#if STORE_CS
-  fk::st_global_cs(p, v);  // y is never read back
-#else
-  fk::st16(p, v);
-#endif
-}
+// x through LOAD_NC's path (both L1-allocating: rows p and p+1 share input rows); y is never
+// read back: STORE_CS 1 streams it.
+constexpr fk::LoadHint kLoadX = LOAD_NC ? fk::LoadHint::nc : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreY = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 // Channel pair k (0..3) of 8 packed bf16, as two floats.
 __device__ __forceinline__ float2 pair(const uint4& v, int k) {
@@ -93,8 +82,9 @@ depthwise_conv2d_register_strips(const __nv_bfloat16* __restrict__ x,  // [N, H,
 #pragma unroll
       for (int j = 0; j < QW + 2; ++j) {
         const int iw = q0 - 1 + j;
-        xv[r][j] = (row_ok && iw >= 0 && iw < W) ? load_x(xn + (static_cast<long long>(ih) * W + iw) * CV)
-                                                 : make_uint4(0u, 0u, 0u, 0u);
+        xv[r][j] = (row_ok && iw >= 0 && iw < W)
+                       ? fk::load<kLoadX>(xn + (static_cast<long long>(ih) * W + iw) * CV)
+                       : make_uint4(0u, 0u, 0u, 0u);
       }
     }
 
@@ -128,7 +118,8 @@ depthwise_conv2d_register_strips(const __nv_bfloat16* __restrict__ x,  // [N, H,
 
 #pragma unroll
     for (int j = 0; j < QW; ++j) {
-      if (q0 + j < W) store_y(yn + (static_cast<long long>(p) * W + q0 + j) * CV, fk::pack_bf16x8(acc[j]));
+      if (q0 + j < W)
+        fk::store<kStoreY>(yn + (static_cast<long long>(p) * W + q0 + j) * CV, fk::pack_bf16x8(acc[j]));
     }
   }
 }

@@ -40,6 +40,8 @@
 constexpr int kVecs = CC / 8;                  // 16-byte channel vectors in the slice
 constexpr int kThreads = kVecs * (TW / QW);
 constexpr int kCols = TW + 2, kRows = TH + 2;  // halo tile extent in pixels
+// y is never read back: STORE_CS 1 streams it.
+constexpr fk::StoreHint kStoreY = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 // Filter tap t (0..8) of channel ch (0..7) from the thread's 72 packed bf16 w[c0+ch][t].
 __device__ __forceinline__ float tap(const unsigned (&wr)[36], int ch, int t) {
@@ -125,11 +127,7 @@ depthwise_conv2d_smem_halo_tile(const __nv_bfloat16* __restrict__ x,  // [N, H, 
       const int q = q0 + qs + j;
       if (q < W) {
         uint4* dst = yn + (static_cast<long long>(p) * W + q) * (C / 8);
-#if STORE_CS
-        fk::st_global_cs(dst, fk::pack_bf16x8(acc[j]));  // y is never read back
-#else
-        fk::st16(dst, fk::pack_bf16x8(acc[j]));
-#endif
+        fk::store<kStoreY>(dst, fk::pack_bf16x8(acc[j]));
       }
     }
   }

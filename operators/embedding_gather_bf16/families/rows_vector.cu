@@ -27,16 +27,11 @@
 #include <cuda_bf16.h>
 #include <forgek/vec.cuh>
 
-__device__ __forceinline__ uint4 load_row_vector(const uint4* p) {
-  if (LOAD_HINT == 1) return fk::ld_global_nc_na(p);
-  if (LOAD_HINT == 2) return fk::ld_global_cs(p);
-  return __ldg(p);
-}
-
-__device__ __forceinline__ void store_row_vector(uint4* p, const uint4& v) {
-  if (STORE_HINT) fk::st_global_cs(p, v);
-  else fk::st16(p, v);
-}
+// The table's rows are read through LOAD_HINT's path, the output written with STORE_HINT's (above).
+constexpr fk::LoadHint kLoadRow = LOAD_HINT == 1   ? fk::LoadHint::nc_na
+                                  : LOAD_HINT == 2 ? fk::LoadHint::cs
+                                                   : fk::LoadHint::nc;
+constexpr fk::StoreHint kStoreRow = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 // The largest CTA that still leaves registers for ITEMS vectors per thread without spilling
 // (ITEMS = 16: 64 data registers per thread, at most 512 threads); the manifest's max_threads.
@@ -58,11 +53,11 @@ embedding_rows_vector(const int* __restrict__ ids,             // [T], in [0, V)
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int idx = k * row_threads + x;
-    if (idx < nvec) v[k] = load_row_vector(src + idx);
+    if (idx < nvec) v[k] = fk::load<kLoadRow>(src + idx);
   }
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     const int idx = k * row_threads + x;
-    if (idx < nvec) store_row_vector(dst + idx, v[k]);
+    if (idx < nvec) fk::store<kStoreRow>(dst + idx, v[k]);
   }
 }

@@ -33,26 +33,12 @@
 constexpr int kWarp = 32;
 
 // VEC consecutive bf16 moved as one access: uint4 (16 B) or uint2 (8 B).
-template <int V> struct AccessOf;
-template <> struct AccessOf<8> { using type = uint4; };
-template <> struct AccessOf<4> { using type = uint2; };
-using Access = AccessOf<VEC>::type;
-
-// residual is read here and written below by the same thread only: plain (coherent) loads.
-__device__ __forceinline__ Access load_once(const Access* p) {
-#if LOAD_CS
-  return __ldcs(p);
-#else
-  return *p;
-#endif
-}
-__device__ __forceinline__ void store_once(Access* p, const Access& v) {
-#if STORE_CS
-  __stcs(p, v);
-#else
-  *p = v;
-#endif
-}
+using Access = fk::Access<2 * VEC>;
+// x and residual are read once here: LOAD_CS = 1 loads them evict-first (plain loads, not the
+// read-only path: residual is written below by the same thread); residual and y are never read
+// back here: STORE_CS = 1 streams them.
+constexpr fk::LoadHint kLoadOnce = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreOnce = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 fused_add_rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -75,8 +61,8 @@ fused_add_rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, 
     xv[i] = Access{};
     rv[i] = Access{};
     if (idx < nvec) {
-      xv[i] = load_once(xrow + idx);
-      rv[i] = load_once(rrow + idx);
+      xv[i] = fk::load<kLoadOnce>(xrow + idx);
+      rv[i] = fk::load<kLoadOnce>(rrow + idx);
     }
   }
 
@@ -93,7 +79,7 @@ fused_add_rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, 
       sq = fmaf(r[i][k], r[i][k], sq);
     }
     const int idx = i * THREADS + tid;
-    if (idx < nvec) store_once(rrow + idx, fk::pack_bf16(r[i]));
+    if (idx < nvec) fk::store<kStoreOnce>(rrow + idx, fk::pack_bf16(r[i]));
   }
   const float rstd = rsqrtf(fk::block_sum(sq, warp_partial) / N + eps);
 
@@ -106,7 +92,7 @@ fused_add_rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, 
       fk::unpack_bf16(__ldg(w_vec + idx), g);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) r[i][k] = r[i][k] * rstd * g[k];
-      store_once(yrow + idx, fk::pack_bf16(r[i]));
+      fk::store<kStoreOnce>(yrow + idx, fk::pack_bf16(r[i]));
     }
   }
 }

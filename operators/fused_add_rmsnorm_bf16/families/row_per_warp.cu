@@ -29,6 +29,11 @@
 #include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
+// x and residual are read once here: LOAD_CS = 1 loads them evict-first (plain loads, not the
+// read-only path: residual is written below); residual and y are never read back here: STORE_CS = 1
+// streams them.
+constexpr fk::LoadHint kLoadOnce = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreOnce = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(32 * ROWS)
 fused_add_rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -51,13 +56,8 @@ fused_add_rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M,
     xv[i] = make_uint4(0, 0, 0, 0);
     rv[i] = make_uint4(0, 0, 0, 0);
     if (idx < nvec) {
-#if LOAD_CS
-      xv[i] = __ldcs(xrow + idx);
-      rv[i] = __ldcs(rrow + idx);
-#else
-      xv[i] = xrow[idx];
-      rv[i] = rrow[idx];
-#endif
+      xv[i] = fk::load<kLoadOnce>(xrow + idx);
+      rv[i] = fk::load<kLoadOnce>(rrow + idx);
     }
   }
 
@@ -75,11 +75,7 @@ fused_add_rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M,
     }
     rv[i] = fk::pack_bf16x8(r);
     const int idx = i * kWarp + lane;
-#if STORE_CS
-    if (idx < nvec) __stcs(rrow + idx, rv[i]);
-#else
-    if (idx < nvec) rrow[idx] = rv[i];
-#endif
+    if (idx < nvec) fk::store<kStoreOnce>(rrow + idx, rv[i]);
   }
   const float rstd = rsqrtf(fk::warp_sum(sq) / N + eps);
 
@@ -93,11 +89,7 @@ fused_add_rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M,
       fk::unpack_bf16x8(__ldg(w4 + idx), g);
 #pragma unroll
       for (int k = 0; k < 8; ++k) r[k] = r[k] * rstd * g[k];
-#if STORE_CS
-      __stcs(yrow + idx, fk::pack_bf16x8(r));
-#else
-      yrow[idx] = fk::pack_bf16x8(r);
-#endif
+      fk::store<kStoreOnce>(yrow + idx, fk::pack_bf16x8(r));
     }
   }
 }

@@ -31,31 +31,19 @@
 // thread has copied its vectors to registers (one __syncthreads), before the math and stores.
 // TANH: 1 = 0.5x + 0.5x*tanh.approx(u) (one MUFU op), 0 = x / (1 + exp(-2u)).
 #include <cuda_bf16.h>
+#include <forgek/activation.cuh>
 #include <forgek/mbarrier.cuh>
 #include <forgek/tma.cuh>
 #include <forgek/vec.cuh>
 
 constexpr int kTileVecs = THREADS * VPT;
 
-// y = 0.5 * x * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2/pi), in fp32.
+// y = 0.5 * x * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2/pi), in fp32, in the TANH form.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  const float k = 0.7978845608f;
-  if (TANH) {
-    const float u = x * fmaf(k * 0.044715f, x * x, k);
-    const float half_x = 0.5f * x;
-    return fmaf(half_x, __tanhf(u), half_x);
-  }
-  const float minus_two_u = x * fmaf(-2.f * k * 0.044715f, x * x, -2.f * k);
-  return __fdividef(x, 1.f + __expf(minus_two_u));
+  return TANH ? fk::gelu_tanh_approx(x) : fk::gelu_tanh_sigmoid(x);
 }
 
-__device__ __forceinline__ uint4 gelu_vector(uint4 in) {
-  float f[8];
-  fk::unpack_bf16x8(in, f);
-#pragma unroll
-  for (int k = 0; k < 8; ++k) f[k] = gelu_tanh(f[k]);
-  return fk::pack_bf16x8(f);
-}
+__device__ __forceinline__ uint4 gelu_vector(uint4 in) { return fk::map_bf16x8(in, gelu_tanh); }
 
 // One thread: copy tile `tile` of x (the last one may be partial) into `stage`, completing on `bar`.
 __device__ __forceinline__ void issue_tile(uint4* stage, unsigned long long* bar, const uint4* x4, int tile,

@@ -28,36 +28,20 @@
 // The traffic is 4 bytes per element: at ~4.3 TB/s an SM must retire ~4 elements per cycle, so the
 // math has ~30 instructions per element; both forms fit, tanh.approx leaves more issue slack.
 #include <cuda_bf16.h>
+#include <forgek/activation.cuh>
 #include <forgek/vec.cuh>
 
 // VEC bf16 moved as one access: uint4 (16 B) or uint2 (8 B).
-template <int V> struct VectorOf;
-template <> struct VectorOf<8> { using type = uint4; };
-template <> struct VectorOf<4> { using type = uint2; };
-using Vector = VectorOf<VEC>::type;
+using Vector = fk::Access<2 * VEC>;
+// The hints above: LOAD_HINT 0 is the read-only path, without L1 allocation for 16-byte vectors only.
+constexpr fk::LoadHint kLoad = LOAD_HINT   ? fk::LoadHint::cs
+                               : VEC == 8 ? fk::LoadHint::nc_na
+                                          : fk::LoadHint::nc;
+constexpr fk::StoreHint kStore = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
-__device__ __forceinline__ uint4 load_vector(const uint4* p) {
-  return LOAD_HINT ? fk::ld_global_cs(p) : fk::ld_global_nc_na(p);
-}
-__device__ __forceinline__ uint2 load_vector(const uint2* p) { return LOAD_HINT ? __ldcs(p) : __ldg(p); }
-__device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
-  if (STORE_HINT) fk::st_global_cs(p, v); else fk::st16(p, v);
-}
-__device__ __forceinline__ void store_vector(uint2* p, uint2 v) {
-  if (STORE_HINT) __stcs(p, v); else *p = v;
-}
-
-// y = 0.5 * x * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2/pi), in fp32.
+// y = 0.5 * x * (1 + tanh(k * (x + 0.044715 x^3))), k = sqrt(2/pi), in fp32, in the TANH form.
 __device__ __forceinline__ float gelu_tanh(float x) {
-  const float k = 0.7978845608f;
-  if (TANH) {
-    const float u = x * fmaf(k * 0.044715f, x * x, k);  // k*x + k*0.044715*x^3
-    const float half_x = 0.5f * x;
-    return fmaf(half_x, __tanhf(u), half_x);
-  }
-  // 0.5 * (1 + tanh(u)) = 1 / (1 + exp(-2u)); x -> -inf: exp overflows to inf, y -> -0 (the limit).
-  const float minus_two_u = x * fmaf(-2.f * k * 0.044715f, x * x, -2.f * k);
-  return __fdividef(x, 1.f + __expf(minus_two_u));
+  return TANH ? fk::gelu_tanh_approx(x) : fk::gelu_tanh_sigmoid(x);
 }
 
 // GELU of the VEC bf16 packed in one vector (pairs: the low half is the lower address).
@@ -84,11 +68,11 @@ gelu_tanh_vector_items(const __nv_bfloat16* __restrict__ x,  // [N]
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = first + i * THREADS;
-    if (idx < nvec) v[i] = load_vector(xv + idx);
+    if (idx < nvec) v[i] = fk::load<kLoad>(xv + idx);
   }
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = first + i * THREADS;
-    if (idx < nvec) store_vector(yv + idx, gelu_vector(v[i]));
+    if (idx < nvec) fk::store<kStore>(yv + idx, gelu_vector(v[i]));
   }
 }

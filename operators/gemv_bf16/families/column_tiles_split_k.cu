@@ -45,17 +45,10 @@ constexpr int kTileCols = 8 * kWarp;  // 256 columns per block: 8 bf16 per lane
 constexpr int kThreads = kWarp * WARPS;
 constexpr int kColsPerThread = (kTileCols + kThreads - 1) / kThreads;  // of the cross-warp sum
 
-// 16 bytes (8 bf16) of a row of W, read once.
-__device__ __forceinline__ uint4 load_w(const __nv_bfloat16* p) {
-#if LOAD_HINT == 0
-  return fk::ld_global_cs(p);
-#elif LOAD_HINT == 1
-  return fk::ld_global_nc_na(p);
-#else
-  const float4 v = fk::ld_global_nc_na_l2_256_f4(reinterpret_cast<const float*>(p));  // bits only
-  return make_uint4(__float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z), __float_as_uint(v.w));
-#endif
-}
+// W is read once: LOAD_HINT 1 nc no-allocate, 0 evict-first, 2 nc no-allocate with the L2 prefetch.
+constexpr fk::LoadHint kLoadW = LOAD_HINT == 0   ? fk::LoadHint::cs
+                                : LOAD_HINT == 1 ? fk::LoadHint::nc_na
+                                                 : fk::LoadHint::nc_na_l2_256;
 
 // acc[j] += x[k] * W[k, n0 + j] for the UNROLL rows k = k0 .. k0 + UNROLL - 1 (Guard: only those
 // below k_end). All 32 lanes call it (the shuffles); lanes with cols_ok false load no W.
@@ -66,8 +59,9 @@ __device__ __forceinline__ void fma_rows(const __nv_bfloat16* __restrict__ x,
   uint4 w[UNROLL];  // [UNROLL rows][8 bf16]: all loads issued before the first FMA
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u)
-    w[u] = (cols_ok && (!Guard || k0 + u < k_end)) ? load_w(wcol + static_cast<size_t>(k0 + u) * N)
-                                                   : make_uint4(0u, 0u, 0u, 0u);
+    w[u] = (cols_ok && (!Guard || k0 + u < k_end))
+               ? fk::load<kLoadW>(reinterpret_cast<const uint4*>(wcol + static_cast<size_t>(k0 + u) * N))
+               : make_uint4(0u, 0u, 0u, 0u);
   const bool x_ok = lane < UNROLL && (!Guard || k0 + lane < k_end);
   const float xl = x_ok ? __bfloat162float(x[k0 + lane]) : 0.f;  // lane u holds x[k0 + u]
 #pragma unroll

@@ -39,14 +39,9 @@
 constexpr int kWarp = 32;
 constexpr int kVec = 8;  // bf16 per 16-byte vector
 
-__device__ __forceinline__ uint4 load_x(const uint4* p) {
-  if constexpr (CACHE_HINT) return fk::ld_global_cs(p);  // read once: evict first
-  else return fk::ld16(p);
-}
-__device__ __forceinline__ void store_y(uint4* p, const uint4& v) {
-  if constexpr (CACHE_HINT) fk::st_global_cs(p, v);  // written once, never read back here
-  else fk::st16(p, v);
-}
+// CACHE_HINT 1: x (read once) evict-first, y (never read back here) streamed.
+constexpr fk::LoadHint kLoadX = CACHE_HINT ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreY = CACHE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 layernorm_bf16_cluster_split_rows(const __nv_bfloat16* __restrict__ x,      // [M, N]
@@ -76,7 +71,7 @@ layernorm_bf16_cluster_split_rows(const __nv_bfloat16* __restrict__ x,      // [
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = i * THREADS + tid;
     const bool in_slice = idx < slice_vec;
-    v[i] = in_slice ? load_x(xs + idx) : make_uint4(0, 0, 0, 0);
+    v[i] = in_slice ? fk::load<kLoadX>(xs + idx) : make_uint4(0, 0, 0, 0);
     if constexpr (AFFINE_EARLY) {
       g[i] = in_slice ? fk::ld_global_nc_na(gs + idx) : make_uint4(0, 0, 0, 0);
       b[i] = in_slice ? fk::ld_global_nc_na(bs + idx) : make_uint4(0, 0, 0, 0);
@@ -141,7 +136,7 @@ layernorm_bf16_cluster_split_rows(const __nv_bfloat16* __restrict__ x,      // [
       }
 #pragma unroll
       for (int k = 0; k < kVec; ++k) f[k] = fmaf((f[k] - mean) * rstd, gf[k], bf[k]);
-      store_y(ys + idx, fk::pack_bf16x8(f));
+      fk::store<kStoreY>(ys + idx, fk::pack_bf16x8(f));
     }
   }
 

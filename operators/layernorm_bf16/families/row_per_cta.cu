@@ -36,40 +36,12 @@
 #include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
-constexpr int kWords = VEC / 2;  // bf16x2 words per vector
 
-// VEC bf16 moved as one access.
-template <int V> struct RawOf;
-template <> struct RawOf<8> { using type = uint4; };
-template <> struct RawOf<4> { using type = uint2; };
-using Raw = RawOf<VEC>::type;
-
-__device__ __forceinline__ Raw load_x(const Raw* p) {
-  if constexpr (CACHE_HINT) return __ldcs(p);  // read once: evict first
-  else return *p;
-}
-__device__ __forceinline__ void store_y(Raw* p, const Raw& v) {
-  if constexpr (CACHE_HINT) __stcs(p, v);  // written once, never read back here
-  else *p = v;
-}
-// VEC bf16 -> VEC floats, element order kept (exact).
-__device__ __forceinline__ void unpack(const Raw& r, float (&f)[VEC]) {
-  const unsigned* w = reinterpret_cast<const unsigned*>(&r);
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) {
-    const float2 t = fk::unpack_bf16x2(w[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-// VEC floats -> VEC bf16 (round to nearest).
-__device__ __forceinline__ Raw pack(const float (&f)[VEC]) {
-  Raw r;
-  unsigned* w = reinterpret_cast<unsigned*>(&r);
-#pragma unroll
-  for (int k = 0; k < kWords; ++k) w[k] = fk::pack_bf16x2(f[2 * k], f[2 * k + 1]);
-  return r;
-}
+// VEC bf16 moved as one access: uint4 (16 B) or uint2 (8 B).
+using Raw = fk::Access<2 * VEC>;
+// CACHE_HINT 1: x (read once) evict-first, y (never read back here) streamed.
+constexpr fk::LoadHint kLoadX = CACHE_HINT ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreY = CACHE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 layernorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,      // [M, N]
@@ -98,7 +70,7 @@ layernorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,      // [M, N]
     v[i] = Raw{};
     if constexpr (AFFINE_EARLY) g[i] = Raw{}, b[i] = Raw{};
     if (in_row) {
-      v[i] = load_x(xrow + idx);
+      v[i] = fk::load<kLoadX>(xrow + idx);
       if constexpr (AFFINE_EARLY) {
         g[i] = __ldg(gamma_v + idx);
         b[i] = __ldg(beta_v + idx);
@@ -110,7 +82,7 @@ layernorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,      // [M, N]
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     float f[VEC];
-    unpack(v[i], f);
+    fk::unpack_bf16(v[i], f);
 #pragma unroll
     for (int k = 0; k < VEC; ++k) sum += f[k];
   }
@@ -121,7 +93,7 @@ layernorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,      // [M, N]
   for (int i = 0; i < ITEMS; ++i) {
     if (i * THREADS + tid < nvec) {  // padding would add mean^2
       float f[VEC];
-      unpack(v[i], f);
+      fk::unpack_bf16(v[i], f);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) sq = fmaf(f[k] - mean, f[k] - mean, sq);
     }
@@ -133,17 +105,17 @@ layernorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,      // [M, N]
     const int idx = i * THREADS + tid;
     if (idx < nvec) {
       float f[VEC], gf[VEC], bf[VEC];
-      unpack(v[i], f);
+      fk::unpack_bf16(v[i], f);
       if constexpr (AFFINE_EARLY) {
-        unpack(g[i], gf);
-        unpack(b[i], bf);
+        fk::unpack_bf16(g[i], gf);
+        fk::unpack_bf16(b[i], bf);
       } else {
-        unpack(__ldg(gamma_v + idx), gf);  // shared by every row: an L2 hit after the first rows
-        unpack(__ldg(beta_v + idx), bf);
+        fk::unpack_bf16(__ldg(gamma_v + idx), gf);  // shared by every row: an L2 hit after the first rows
+        fk::unpack_bf16(__ldg(beta_v + idx), bf);
       }
 #pragma unroll
       for (int k = 0; k < VEC; ++k) f[k] = fmaf((f[k] - mean) * rstd, gf[k], bf[k]);
-      store_y(yrow + idx, pack(f));
+      fk::store<kStoreY>(yrow + idx, fk::pack_bf16(f));
     }
   }
 }

@@ -29,13 +29,8 @@
 
 constexpr int kWarp = 32;
 
-__device__ __forceinline__ float4 load_row_quad(const float* p) {
-#if LOAD_HINT == 1
-  return fk::ld_global_nc_na_f4(p);
-#else
-  return *reinterpret_cast<const float4*>(p);
-#endif
-}
+// The row is read once: LOAD_HINT 1 skips L1, 0 plain loads.
+constexpr fk::LoadHint kLoadRow = LOAD_HINT == 1 ? fk::LoadHint::nc_na : fk::LoadHint::plain;
 
 extern "C" __global__ void __launch_bounds__(kWarp * WARPS_PER_CTA)
 moe_topk_softmax_warp_butterfly_rounds(const float* __restrict__ logits,  // [T, 128] row-major
@@ -50,7 +45,8 @@ moe_topk_softmax_warp_butterfly_rounds(const float* __restrict__ logits,  // [T,
   float4 quad[TOKENS_PER_WARP];
 #pragma unroll
   for (int j = 0; j < TOKENS_PER_WARP; ++j)
-    if (first + j < T) quad[j] = load_row_quad(logits + static_cast<size_t>(first + j) * E + 4 * lane);
+    if (first + j < T)
+      quad[j] = fk::load<kLoadRow>(reinterpret_cast<const float4*>(logits + static_cast<size_t>(first + j) * E) + lane);
 
 #pragma unroll
   for (int j = 0; j < TOKENS_PER_WARP; ++j) {

@@ -31,6 +31,7 @@
 // CACHE_HINT 1: evict-first loads of x, streaming stores of q; 0: plain accesses (measured, not assumed).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+#include <forgek/fp8.cuh>
 #include <forgek/reduce.cuh>
 #include <forgek/vec.cuh>
 
@@ -42,40 +43,11 @@ constexpr float kFp8Max = 448.f;
 constexpr float kMinScale = 1.f / (448.f * 512.f);
 
 // GROUP e4m3 bytes, stored as one access.
-template <int G> struct OutOf;
-template <> struct OutOf<16> { using type = uint4; };
-template <> struct OutOf<8> { using type = uint2; };
-using Out = OutOf<GROUP>::type;
+using Out = fk::Access<GROUP>;
 
-__device__ __forceinline__ uint4 load_x(const uint4* p) {
-  if constexpr (CACHE_HINT) return fk::ld_global_cs(p);  // read once: evict first
-  else return fk::ld16(p);
-}
-__device__ __forceinline__ void store_q(Out* p, const Out& v) {
-  if constexpr (CACHE_HINT) __stcs(p, v);  // written once, never read back here
-  else *p = v;
-}
-
-// max |x| over 8 bf16 (exact: fabsf and fmaxf never round).
-__device__ __forceinline__ float absmax8(const uint4& v) {
-  float f[8];
-  fk::unpack_bf16x8(v, f);
-  float m = 0.f;
-#pragma unroll
-  for (int k = 0; k < 8; ++k) m = fmaxf(m, fabsf(f[k]));
-  return m;
-}
-
-// 8 bf16 * s -> 8 e4m3 bytes (cvt.rn.satfinite: nearest even, saturated to +-448), element order kept.
-__device__ __forceinline__ uint2 quantize8(const uint4& v, float s) {
-  float f[8];
-  fk::unpack_bf16x8(v, f);
-  unsigned pair[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-    pair[k] = __nv_cvt_float2_to_fp8x2(make_float2(f[2 * k] * s, f[2 * k + 1] * s), __NV_SATFINITE, __NV_E4M3);
-  return make_uint2(pair[0] | (pair[1] << 16), pair[2] | (pair[3] << 16));
-}
+// CACHE_HINT 1: x (read once) evict-first, q (never read back here) streamed; 0: plain accesses.
+constexpr fk::LoadHint kLoadX = CACHE_HINT ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreQ = CACHE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(kBlock)
 quantize_fp8_per_token_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -99,14 +71,14 @@ quantize_fp8_per_token_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, 
     const int g = i * THREADS + tid;
 #pragma unroll
     for (int h = 0; h < kLoads; ++h)
-      v[i][h] = live && g < groups ? load_x(xrow + kLoads * g + h) : make_uint4(0, 0, 0, 0);
+      v[i][h] = live && g < groups ? fk::load<kLoadX>(xrow + kLoads * g + h) : make_uint4(0, 0, 0, 0);
   }
 
   float amax = 0.f;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i)
 #pragma unroll
-    for (int h = 0; h < kLoads; ++h) amax = fmaxf(amax, absmax8(v[i][h]));
+    for (int h = 0; h < kLoads; ++h) amax = fmaxf(amax, fk::absmax_bf16x8(v[i][h]));
   amax = fk::warp_max(amax);
   if (threadIdx.x % kWarp == 0) warp_amax[threadIdx.x / kWarp] = amax;
   __syncthreads();
@@ -122,10 +94,10 @@ quantize_fp8_per_token_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, 
     const int g = i * THREADS + tid;
     if (g < groups) {
 #if GROUP == 16
-      const uint2 lo = quantize8(v[i][0], inv_scale), hi = quantize8(v[i][1], inv_scale);
-      store_q(qrow + g, make_uint4(lo.x, lo.y, hi.x, hi.y));
+      const uint2 lo = fk::quantize_e4m3x8(v[i][0], inv_scale), hi = fk::quantize_e4m3x8(v[i][1], inv_scale);
+      fk::store<kStoreQ>(qrow + g, make_uint4(lo.x, lo.y, hi.x, hi.y));
 #else
-      store_q(qrow + g, quantize8(v[i][0], inv_scale));
+      fk::store<kStoreQ>(qrow + g, fk::quantize_e4m3x8(v[i][0], inv_scale));
 #endif
     }
   }

@@ -51,14 +51,8 @@ constexpr int kMaxThreads = (kCtaThreadsMax > kWarp * WARPS) ? kCtaThreadsMax : 
 
 __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-// One 16-byte load of x with the LOAD_HINT cache policy.
-__device__ __forceinline__ float4 load_vec(const float4* p) {
-#if LOAD_HINT == 0
-  return __ldg(p);
-#else
-  return fk::ld_global_nc_na_f4(reinterpret_cast<const float*>(p));
-#endif
-}
+// The 16-byte loads of x with the LOAD_HINT cache policy.
+constexpr fk::LoadHint kLoadX = LOAD_HINT == 0 ? fk::LoadHint::nc : fk::LoadHint::nc_na;
 
 // ---- short rows: G lanes per row --------------------------------------------------------------
 __device__ __forceinline__ void sum_rows_lane_groups(const float* __restrict__ x, float* __restrict__ y,
@@ -75,7 +69,7 @@ __device__ __forceinline__ void sum_rows_lane_groups(const float* __restrict__ x
 
   float4 v[LANE_ITEMS];  // [LANE_ITEMS] float4 of this lane's share of the row
 #pragma unroll
-  for (int i = 0; i < LANE_ITEMS; ++i) v[i] = load_vec(xrow + min(i * G + sub, nvec - 1));
+  for (int i = 0; i < LANE_ITEMS; ++i) v[i] = fk::load<kLoadX>(xrow + min(i * G + sub, nvec - 1));
   float s = 0.f;
 #pragma unroll
   for (int i = 0; i < LANE_ITEMS; ++i) s += (valid && i * G + sub < nvec) ? sum4(v[i]) : 0.f;
@@ -96,7 +90,7 @@ __device__ __forceinline__ void sum_row_cta(const float* __restrict__ x, float* 
   for (int base = 0; base < nvec; base += threads * CTA_ITEMS) {
     float4 v[CTA_ITEMS];  // [CTA_ITEMS] float4: all loads of the pass issued before any add
 #pragma unroll
-    for (int i = 0; i < CTA_ITEMS; ++i) v[i] = load_vec(xrow + min(base + i * threads + tid, nvec - 1));
+    for (int i = 0; i < CTA_ITEMS; ++i) v[i] = fk::load<kLoadX>(xrow + min(base + i * threads + tid, nvec - 1));
 #pragma unroll
     for (int i = 0; i < CTA_ITEMS; ++i) s += base + i * threads + tid < nvec ? sum4(v[i]) : 0.f;
   }

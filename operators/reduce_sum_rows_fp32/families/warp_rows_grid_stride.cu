@@ -30,13 +30,8 @@
 
 constexpr int kWarp = 32;
 
-__device__ __forceinline__ float4 load_x(const float4* p) {
-#if LOAD_HINT
-  return fk::ld_global_nc_na_f4(reinterpret_cast<const float*>(p));
-#else
-  return __ldg(p);
-#endif
-}
+// x is read once: LOAD_HINT 1 skips L1, 0 the read-only path.
+constexpr fk::LoadHint kLoadX = LOAD_HINT ? fk::LoadHint::nc_na : fk::LoadHint::nc;
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 reduce_sum_rows_warp_rows_grid_stride(const float* __restrict__ x,  // [M, N]
@@ -53,7 +48,7 @@ reduce_sum_rows_warp_rows_grid_stride(const float* __restrict__ x,  // [M, N]
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int idx = base + u * kWarp + lane;
-        v[u] = idx < nvec ? load_x(xrow + idx) : make_float4(0.f, 0.f, 0.f, 0.f);
+        v[u] = idx < nvec ? fk::load<kLoadX>(xrow + idx) : make_float4(0.f, 0.f, 0.f, 0.f);
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);

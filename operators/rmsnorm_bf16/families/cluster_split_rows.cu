@@ -37,6 +37,8 @@
 
 constexpr int kWarp = 32;
 static_assert(CLUSTER <= kWarp, "one lane per cluster rank in the exchange");
+// x is read once: LOAD_CS = 1 loads it evict-first.
+constexpr fk::LoadHint kLoadX = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 rmsnorm_bf16_cluster_split_rows(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -62,11 +64,7 @@ rmsnorm_bf16_cluster_split_rows(const __nv_bfloat16* __restrict__ x,  // [M, N]
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = i * THREADS + tid;
     v[i] = make_uint4(0, 0, 0, 0);
-#if LOAD_CS
-    if (idx < slice) v[i] = fk::ld_global_cs(xs + idx);  // evict-first: x is read once
-#else
-    if (idx < slice) v[i] = xs[idx];
-#endif
+    if (idx < slice) v[i] = fk::load<kLoadX>(xs + idx);
 #if W_EARLY
     if (idx < slice) g[i] = __ldg(ws + idx);
 #endif

@@ -34,25 +34,10 @@
 constexpr int kWarp = 32;
 
 // VEC consecutive bf16 moved as one access: uint4 (16 B) or uint2 (8 B).
-template <int V> struct AccessOf;
-template <> struct AccessOf<8> { using type = uint4; };
-template <> struct AccessOf<4> { using type = uint2; };
-using Access = AccessOf<VEC>::type;
-
-__device__ __forceinline__ Access load_x(const Access* p) {
-#if LOAD_CS
-  return __ldcs(p);
-#else
-  return *p;
-#endif
-}
-__device__ __forceinline__ void store_y(Access* p, const Access& v) {
-#if STORE_CS
-  __stcs(p, v);
-#else
-  *p = v;
-#endif
-}
+using Access = fk::Access<2 * VEC>;
+// x is read once: LOAD_CS = 1 loads it evict-first; y is never read back: STORE_CS = 1 streams it.
+constexpr fk::LoadHint kLoadX = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreY = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -76,7 +61,7 @@ rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N]
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = i * THREADS + tid;
     v[i] = Access{};
-    if (idx < nvec) v[i] = load_x(xrow + idx);
+    if (idx < nvec) v[i] = fk::load<kLoadX>(xrow + idx);
 #if W_EARLY
     g_early[i] = Access{};
     if (idx < nvec) g_early[i] = __ldg(w_vec + idx);
@@ -106,7 +91,7 @@ rmsnorm_bf16_row_per_cta(const __nv_bfloat16* __restrict__ x,  // [M, N]
 #endif
 #pragma unroll
       for (int k = 0; k < VEC; ++k) f[k] = f[k] * rstd * g[k];
-      store_y(yrow + idx, fk::pack_bf16(f));
+      fk::store<kStoreY>(yrow + idx, fk::pack_bf16(f));
     }
   }
 }

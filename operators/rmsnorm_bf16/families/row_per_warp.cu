@@ -27,6 +27,9 @@
 #include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
+// x is read once: LOAD_CS = 1 loads it evict-first; y is never read back: STORE_CS = 1 streams it.
+constexpr fk::LoadHint kLoadX = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::plain;
+constexpr fk::StoreHint kStoreY = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(32 * ROWS)
 rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M, N]
@@ -45,11 +48,7 @@ rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M, N]
   for (int i = 0; i < ITEMS; ++i) {
     const int idx = i * kWarp + lane;
     v[i] = make_uint4(0, 0, 0, 0);
-#if LOAD_CS
-    if (idx < nvec) v[i] = __ldcs(xrow + idx);
-#else
-    if (idx < nvec) v[i] = xrow[idx];
-#endif
+    if (idx < nvec) v[i] = fk::load<kLoadX>(xrow + idx);
   }
 
   float sq = 0.f;
@@ -72,11 +71,7 @@ rmsnorm_bf16_row_per_warp(const __nv_bfloat16* __restrict__ x,  // [M, N]
       fk::unpack_bf16x8(__ldg(w4 + idx), g);
 #pragma unroll
       for (int k = 0; k < 8; ++k) f[k] = f[k] * rstd * g[k];
-#if STORE_CS
-      __stcs(yrow + idx, fk::pack_bf16x8(f));
-#else
-      yrow[idx] = fk::pack_bf16x8(f);
-#endif
+      fk::store<kStoreY>(yrow + idx, fk::pack_bf16x8(f));
     }
   }
 }

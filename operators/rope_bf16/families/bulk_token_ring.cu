@@ -41,9 +41,9 @@
 constexpr int kWarp = 32;
 
 // q_rot is written once, never read back: streaming stores (STORE_HINT 1) or plain stores (0).
+constexpr fk::StoreHint kStoreOut = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 __device__ __forceinline__ void store_out(__nv_bfloat16* p, const uint4& v) {
-  if (STORE_HINT) fk::st_global_cs(p, v);
-  else fk::st16(p, v);
+  fk::store<kStoreOut>(reinterpret_cast<uint4*>(p), v);
 }
 
 // 8 consecutive floats from 16-byte-aligned shared memory.

@@ -35,48 +35,18 @@
 #include <forgek/vec.cuh>
 
 // VEC bf16 of one half of a head: 16 bytes (VEC = 8) or 8 bytes (VEC = 4).
-template <int V> struct PackOf;
-template <> struct PackOf<8> { using type = uint4; };
-template <> struct PackOf<4> { using type = uint2; };
-using Pack = PackOf<VEC>::type;
+using Pack = fk::Access<2 * VEC>;
+// The hints above: LOAD_HINT 0 is the read-only path, without L1 allocation for 16-byte packs only.
+constexpr fk::LoadHint kLoadQ = LOAD_HINT   ? fk::LoadHint::cs
+                                : VEC == 8 ? fk::LoadHint::nc_na
+                                           : fk::LoadHint::nc;
+constexpr fk::StoreHint kStoreQ = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
-// One half-head vector of q (LOAD_HINT picks the cache policy), overloaded on the pack type.
-__device__ __forceinline__ uint4 load_pack(const uint4* p) {
-  return LOAD_HINT ? fk::ld_global_cs(p) : fk::ld_global_nc_na(p);
+__device__ __forceinline__ Pack load_q(const __nv_bfloat16* p) {
+  return fk::load<kLoadQ>(reinterpret_cast<const Pack*>(p));
 }
-// 8-byte forms of the same two hints (the device library has only 16-byte ones).
-__device__ __forceinline__ uint2 load_pack(const uint2* p) { return LOAD_HINT ? __ldcs(p) : __ldg(p); }
-
-// One half-head vector of q_rot (STORE_HINT picks streaming or plain stores).
-__device__ __forceinline__ void store_pack(uint4* p, const uint4& v) {
-  if (STORE_HINT) fk::st_global_cs(p, v);
-  else fk::st16(p, v);
-}
-__device__ __forceinline__ void store_pack(uint2* p, const uint2& v) {
-  if (STORE_HINT) __stcs(p, v);
-  else *p = v;
-}
-
-__device__ __forceinline__ Pack load_q(const __nv_bfloat16* p) { return load_pack(reinterpret_cast<const Pack*>(p)); }
-__device__ __forceinline__ void store_q(__nv_bfloat16* p, const Pack& v) { store_pack(reinterpret_cast<Pack*>(p), v); }
-
-// VEC bf16 <-> VEC floats, element order kept.
-__device__ __forceinline__ void unpack(const Pack& v, float (&f)[VEC]) {
-  const unsigned* w = reinterpret_cast<const unsigned*>(&v);
-#pragma unroll
-  for (int k = 0; k < VEC / 2; ++k) {
-    const float2 t = fk::unpack_bf16x2(w[k]);
-    f[2 * k] = t.x;
-    f[2 * k + 1] = t.y;
-  }
-}
-
-__device__ __forceinline__ Pack pack(const float (&f)[VEC]) {
-  Pack v;
-  unsigned* w = reinterpret_cast<unsigned*>(&v);
-#pragma unroll
-  for (int k = 0; k < VEC / 2; ++k) w[k] = fk::pack_bf16x2(f[2 * k], f[2 * k + 1]);
-  return v;
+__device__ __forceinline__ void store_q(__nv_bfloat16* p, const Pack& v) {
+  fk::store<kStoreQ>(reinterpret_cast<Pack*>(p), v);
 }
 
 // VEC consecutive floats (16-byte aligned) of the cos/sin cache through the read-only path.
@@ -124,14 +94,14 @@ rope_vector_heads(const __nv_bfloat16* __restrict__ q,      // [T, H, D]
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) {
     float x1[VEC], x2[VEC], out1[VEC], out2[VEC];
-    unpack(lo[k], x1);
-    unpack(hi[k], x2);
+    fk::unpack_bf16(lo[k], x1);
+    fk::unpack_bf16(hi[k], x2);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
       out1[e] = x1[e] * c[e] - x2[e] * s[e];
       out2[e] = x2[e] * c[e] + x1[e] * s[e];
     }
-    store_q(op + k * head_stride, pack(out1));
-    store_q(op + k * head_stride + half, pack(out2));
+    store_q(op + k * head_stride, fk::pack_bf16(out1));
+    store_q(op + k * head_stride + half, fk::pack_bf16(out2));
   }
 }

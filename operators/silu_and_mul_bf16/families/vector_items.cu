@@ -29,21 +29,12 @@
 #include <forgek/vec.cuh>
 
 // VEC bf16 moved as one access: uint4 (16 B) or uint2 (8 B).
-template <int V> struct VectorOf;
-template <> struct VectorOf<8> { using type = uint4; };
-template <> struct VectorOf<4> { using type = uint2; };
-using Vector = VectorOf<VEC>::type;
-
-__device__ __forceinline__ uint4 load_vector(const uint4* p) {
-  return LOAD_HINT ? fk::ld_global_cs(p) : fk::ld_global_nc_na(p);
-}
-__device__ __forceinline__ uint2 load_vector(const uint2* p) { return LOAD_HINT ? __ldcs(p) : __ldg(p); }
-__device__ __forceinline__ void store_vector(uint4* p, uint4 v) {
-  if (STORE_HINT) fk::st_global_cs(p, v); else fk::st16(p, v);
-}
-__device__ __forceinline__ void store_vector(uint2* p, uint2 v) {
-  if (STORE_HINT) __stcs(p, v); else *p = v;
-}
+using Vector = fk::Access<2 * VEC>;
+// The hints above: LOAD_HINT 0 is the read-only path, without L1 allocation for 16-byte vectors only.
+constexpr fk::LoadHint kLoad = LOAD_HINT   ? fk::LoadHint::cs
+                               : VEC == 8 ? fk::LoadHint::nc_na
+                                          : fk::LoadHint::nc;
+constexpr fk::StoreHint kStore = STORE_HINT ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 // silu(gate) * up for the VEC bf16 pairs of two vectors, in fp32, rounded to bf16 once.
 __device__ __forceinline__ Vector silu_mul_vector(Vector gate, Vector up) {
@@ -78,13 +69,13 @@ silu_and_mul_vector_items(const __nv_bfloat16* __restrict__ x,  // [M, 2N]: gate
     if (v < total) {
       const unsigned m = v / row_vecs, c = v - m * row_vecs;
       const size_t in = static_cast<size_t>(m) * 2 * row_vecs + c;  // vector index of x[m, VEC*c]
-      gate[i] = load_vector(xv + in);
-      up[i] = load_vector(xv + in + row_vecs);
+      gate[i] = fk::load<kLoad>(xv + in);
+      up[i] = fk::load<kLoad>(xv + in + row_vecs);
     }
   }
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const unsigned v = first + i * THREADS;
-    if (v < total) store_vector(ov + v, silu_mul_vector(gate[i], up[i]));
+    if (v < total) fk::store<kStore>(ov + v, silu_mul_vector(gate[i], up[i]));
   }
 }

@@ -97,21 +97,14 @@ __device__ __forceinline__ float4 scale4(float4 v, float s) { return {v.x * s, v
 // x is read once (warp and cluster paths). LOAD 0: plain loads (the compiler's read-only path, as
 // the reference); LOAD 1: ld.global.cs, evict-first in L2 (x's lines go before y's dirty ones);
 // LOAD 2: ld.global.nc.L1::no_allocate with a 256-byte L2 prefetch.
-__device__ __forceinline__ float4 load_x(const float4* p) {
-  if (LOAD == 1) return __ldcs(p);
-  if (LOAD == 2) {
-    return fk::ld_global_nc_na_l2_256_f4(reinterpret_cast<const float*>(p));
-  }
-  return *p;
-}
+constexpr fk::LoadHint kLoadX = LOAD == 1   ? fk::LoadHint::cs
+                                : LOAD == 2 ? fk::LoadHint::nc_na_l2_256
+                                            : fk::LoadHint::plain;
 
 // y is written once and never read back by this kernel. STORE 0: streaming stores (st.global.cs,
 // evict-first in L2, as the reference does); STORE 1: plain write-back stores, at normal L2
 // priority (they may displace the dirty lines a cold-L2 flush leaves behind instead of each other).
-__device__ __forceinline__ void store_y(float4* p, float4 v) {
-  if (STORE == 0) __stcs(p, v);
-  else *p = v;
-}
+constexpr fk::StoreHint kStoreY = STORE == 0 ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 // ---- bulk path --------------------------------------------------------------------------------
 // Dynamic shared memory: [WARPS][STAGES][N] fp32 row slots, then [WARPS][STAGES] mbarriers.
@@ -162,7 +155,7 @@ __device__ __forceinline__ void softmax_bulk_rows(const float* __restrict__ x, f
     const float inv_sum = 1.f / fk::warp_sum(sum);
 
     float4* yrow = reinterpret_cast<float4*>(y + static_cast<size_t>(row) * N);
-    for (int i = lane; i < nvec; i += kWarp) store_y(&yrow[i], scale4(v[i], inv_sum));
+    for (int i = lane; i < nvec; i += kWarp) fk::store<kStoreY>(&yrow[i], scale4(v[i], inv_sum));
 
     // Every lane is done with the slot; order its generic-proxy accesses before the TMA refill.
     __syncwarp();
@@ -198,7 +191,8 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
 #pragma unroll
   for (int i = 0; i < WARP_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
-    v[i] = idx < nvec ? load_x(&xrow[idx]) : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
+    v[i] = idx < nvec ? fk::load<kLoadX>(&xrow[idx])
+                   : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, max4(v[i]));
   }
   m = fk::warp_max(m);
@@ -215,7 +209,7 @@ __device__ __forceinline__ void softmax_warp_row(const float* __restrict__ x, fl
 #pragma unroll
   for (int i = 0; i < WARP_ITEMS; ++i) {
     const int idx = i * kWarp + lane;
-    if (idx < nvec) store_y(&yrow[idx], scale4(v[i], inv_sum));
+    if (idx < nvec) fk::store<kStoreY>(&yrow[idx], scale4(v[i], inv_sum));
   }
 }
 
@@ -247,7 +241,8 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
 #pragma unroll
   for (int i = 0; i < CTA_ITEMS; ++i) {
     const int idx = begin + i * threads + tid;
-    v[i] = idx < end ? load_x(&xrow[idx]) : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
+    v[i] = idx < end ? fk::load<kLoadX>(&xrow[idx])
+                  : make_float4(fk::neg_inf(), fk::neg_inf(), fk::neg_inf(), fk::neg_inf());
     m = fmaxf(m, max4(v[i]));
   }
 
@@ -290,7 +285,7 @@ __device__ __forceinline__ void softmax_cluster_row(const float* __restrict__ x,
 #pragma unroll
   for (int i = 0; i < CTA_ITEMS; ++i) {
     const int idx = begin + i * threads + tid;
-    if (idx < end) store_y(&yrow[idx], scale4(v[i], scale));
+    if (idx < end) fk::store<kStoreY>(&yrow[idx], scale4(v[i], scale));
   }
 
   if (ctas > 1) cluster.barrier_wait();

@@ -28,6 +28,7 @@
 #include <cooperative_groups.h>
 #include <forgek/reduce.cuh>
 #include <forgek/softmax.cuh>
+#include <forgek/vec.cuh>
 
 namespace cg = cooperative_groups;
 
@@ -35,21 +36,9 @@ constexpr int kWarp = 32;
 constexpr int kWarps = BLOCK / kWarp;
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
-template <int V> struct VectorOf;
-template <> struct VectorOf<1> { using type = float; };
-template <> struct VectorOf<2> { using type = float2; };
-template <> struct VectorOf<4> { using type = float4; };
-using Vector = VectorOf<VEC>::type;
-struct alignas(4 * VEC) Pack {
-  float v[VEC];
-};
-
-__device__ __forceinline__ Pack load_pack(const float* p) { return *reinterpret_cast<const Pack*>(p); }
-
+using Pack = fk::FloatPack<VEC>;
 // y is never read again by this kernel: streaming stores.
-__device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
-  __stcs(reinterpret_cast<Vector*>(p), *reinterpret_cast<const Vector*>(&pack));
-}
+constexpr fk::StoreHint kStoreY = fk::StoreHint::cs;
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
 using RowStat = fk::SoftmaxState;
@@ -77,7 +66,7 @@ softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, i
     const int idx = begin + i * BLOCK + static_cast<int>(threadIdx.x);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) cache[i].v[j] = fk::neg_inf();
-    if (idx < end) cache[i] = load_pack(xrow + idx * VEC);
+    if (idx < end) cache[i] = fk::load_floats<VEC>(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) m = fmaxf(m, cache[i].v[j]);
   }
@@ -127,7 +116,7 @@ softmax_cluster_split_rows(const float* __restrict__ x, float* __restrict__ y, i
     if (idx < end) {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) cache[i].v[j] *= scale;
-      store_pack(yrow + idx * VEC, cache[i]);
+      fk::store_floats<kStoreY>(yrow + idx * VEC, cache[i]);
     }
   }
 

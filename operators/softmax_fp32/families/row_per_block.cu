@@ -23,47 +23,20 @@
 // Works for any N (N % VEC == 0); the family's fallback for rows too long for registers.
 #include <forgek/reduce.cuh>
 #include <forgek/softmax.cuh>
+#include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
 constexpr int kWarps = BLOCK / kWarp;
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
-template <int V> struct VectorOf;
-template <> struct VectorOf<1> { using type = float; };
-template <> struct VectorOf<2> { using type = float2; };
-template <> struct VectorOf<4> { using type = float4; };
-using Vector = VectorOf<VEC>::type;
-struct alignas(4 * VEC) Pack {
-  float v[VEC];
-};
-
-__device__ __forceinline__ Pack load_pack(const float* p) { return *reinterpret_cast<const Pack*>(p); }
-
+using Pack = fk::FloatPack<VEC>;
 // Last read of x by this kernel: evict-first, so it does not push still-needed rows out of L2.
-__device__ __forceinline__ Pack load_pack_last_use(const float* p) {
-  const Vector t = __ldcs(reinterpret_cast<const Vector*>(p));
-  return *reinterpret_cast<const Pack*>(&t);
-}
-
+constexpr fk::LoadHint kLastRead = fk::LoadHint::cs;
 // y is never read again by this kernel: streaming stores.
-__device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
-  __stcs(reinterpret_cast<Vector*>(p), *reinterpret_cast<const Vector*>(&pack));
-}
+constexpr fk::StoreHint kStoreY = fk::StoreHint::cs;
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
 using RowStat = fk::SoftmaxState;
-
-// Adds one pack: rescale the running sum once per pack (VEC+1 exps per VEC elements), not per element.
-__device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
-  float pack_max = p.v[0];
-#pragma unroll
-  for (int j = 1; j < VEC; ++j) pack_max = fmaxf(pack_max, p.v[j]);
-  const float m = fmaxf(s.max, pack_max);
-  float sum = s.sum * __expf(s.max - m);  // exp(-inf) = 0 for the empty start state
-#pragma unroll
-  for (int j = 0; j < VEC; ++j) sum += __expf(p.v[j] - m);
-  return {m, sum};
-}
 
 // The whole CTA's state, returned to every thread.
 __device__ __forceinline__ RowStat block_merge(RowStat s) {
@@ -96,18 +69,18 @@ softmax_row_per_block(const float* __restrict__ x, float* __restrict__ y, int M,
   RowStat s{fk::neg_inf(), 0.f};
 #pragma unroll 4
   for (int idx = threadIdx.x; idx < npacks; idx += BLOCK) {
-    const Pack p = load_pack(xrow + idx * VEC);
+    const Pack p = fk::load_floats<VEC>(xrow + idx * VEC);
     if (SMEM_CACHE) row_cache[idx] = p;  // read back in pass 2 by this same thread: no barrier
-    s = absorb(s, p);
+    s = fk::softmax_absorb(s, p.v);  // one rescale per pack: VEC+1 exps per VEC elements
   }
   s = block_merge(s);
 
   const float inv_sum = 1.f / s.sum;
 #pragma unroll 4
   for (int idx = threadIdx.x; idx < npacks; idx += BLOCK) {
-    Pack p = SMEM_CACHE ? row_cache[idx] : load_pack_last_use(xrow + idx * VEC);
+    Pack p = SMEM_CACHE ? row_cache[idx] : fk::load_floats<VEC, kLastRead>(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) p.v[j] = __expf(p.v[j] - s.max) * inv_sum;
-    store_pack(yrow + idx * VEC, p);
+    fk::store_floats<kStoreY>(yrow + idx * VEC, p);
   }
 }

@@ -25,46 +25,19 @@
 // No CTA-wide barrier: warps are independent, so a partial last CTA just lets its extra warps exit.
 #include <forgek/reduce.cuh>
 #include <forgek/softmax.cuh>
+#include <forgek/vec.cuh>
 
 constexpr int kWarp = 32;
 
 // VEC consecutive floats of a row, moved as one VEC*4-byte access.
-template <int V> struct VectorOf;
-template <> struct VectorOf<1> { using type = float; };
-template <> struct VectorOf<2> { using type = float2; };
-template <> struct VectorOf<4> { using type = float4; };
-using Vector = VectorOf<VEC>::type;
-struct alignas(4 * VEC) Pack {
-  float v[VEC];
-};
-
-__device__ __forceinline__ Pack load_pack(const float* p) { return *reinterpret_cast<const Pack*>(p); }
-
+using Pack = fk::FloatPack<VEC>;
 // Last read of x by this kernel: evict-first, so it does not push still-needed rows out of L2.
-__device__ __forceinline__ Pack load_pack_last_use(const float* p) {
-  const Vector t = __ldcs(reinterpret_cast<const Vector*>(p));
-  return *reinterpret_cast<const Pack*>(&t);
-}
-
+constexpr fk::LoadHint kLastRead = fk::LoadHint::cs;
 // y is never read again by this kernel: streaming stores.
-__device__ __forceinline__ void store_pack(float* p, const Pack& pack) {
-  __stcs(reinterpret_cast<Vector*>(p), *reinterpret_cast<const Vector*>(&pack));
-}
+constexpr fk::StoreHint kStoreY = fk::StoreHint::cs;
 
 // The online-softmax state of a set of values: their max and the sum of exp(value - max).
 using RowStat = fk::SoftmaxState;
-
-// Adds one pack: rescale the running sum once per pack (VEC+1 exps per VEC elements), not per element.
-__device__ __forceinline__ RowStat absorb(RowStat s, const Pack& p) {
-  float pack_max = p.v[0];
-#pragma unroll
-  for (int j = 1; j < VEC; ++j) pack_max = fmaxf(pack_max, p.v[j]);
-  const float m = fmaxf(s.max, pack_max);
-  float sum = s.sum * __expf(s.max - m);  // exp(-inf) = 0 for the empty start state
-#pragma unroll
-  for (int j = 0; j < VEC; ++j) sum += __expf(p.v[j] - m);
-  return {m, sum};
-}
 
 // Lane l holds packs l, l+32, ..., l+32*(MAX_ITEMS-1) of the row ([MAX_ITEMS] x [VEC] floats).
 __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict__ xrow,
@@ -76,7 +49,7 @@ __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict
     const int idx = i * kWarp + lane;
 #pragma unroll
     for (int j = 0; j < VEC; ++j) cache[i].v[j] = fk::neg_inf();
-    if (idx < npacks) cache[i] = load_pack(xrow + idx * VEC);
+    if (idx < npacks) cache[i] = fk::load_floats<VEC>(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) m = fmaxf(m, cache[i].v[j]);
   }
@@ -102,7 +75,7 @@ __device__ __forceinline__ void softmax_row_in_registers(const float* __restrict
     if (idx < npacks) {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) cache[i].v[j] *= inv_sum;
-      store_pack(yrow + idx * VEC, cache[i]);
+      fk::store_floats<kStoreY>(yrow + idx * VEC, cache[i]);
     }
   }
 }
@@ -113,16 +86,16 @@ __device__ __forceinline__ void softmax_row_streaming(const float* __restrict__ 
                                                       float* __restrict__ yrow, int npacks, int lane) {
   RowStat s{fk::neg_inf(), 0.f};
 #pragma unroll 4
-  for (int idx = lane; idx < npacks; idx += kWarp) s = absorb(s, load_pack(xrow + idx * VEC));
+  for (int idx = lane; idx < npacks; idx += kWarp) s = fk::softmax_absorb(s, fk::load_floats<VEC>(xrow + idx * VEC).v);
   s = fk::warp_softmax_merge(s);
 
   const float inv_sum = 1.f / s.sum;
 #pragma unroll 4
   for (int idx = lane; idx < npacks; idx += kWarp) {
-    Pack p = load_pack_last_use(xrow + idx * VEC);
+    Pack p = fk::load_floats<VEC, kLastRead>(xrow + idx * VEC);
 #pragma unroll
     for (int j = 0; j < VEC; ++j) p.v[j] = __expf(p.v[j] - s.max) * inv_sum;
-    store_pack(yrow + idx * VEC, p);
+    fk::store_floats<kStoreY>(yrow + idx * VEC, p);
   }
 }
 

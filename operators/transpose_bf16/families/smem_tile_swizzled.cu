@@ -30,6 +30,7 @@
 // so the CTAs resident at one time cover a GROUP x k block of tiles: output rows then receive
 // GROUP*128*TILES contiguous bytes at about the same time (DRAM page locality for the writes,
 // which a row-major raster spreads over every output row). GROUP 1 is the reference's order.
+#include <forgek/mma_gemm_tile.cuh>
 #include <forgek/vec.cuh>
 
 constexpr int kTile = 64;                        // tile side (elements)
@@ -38,21 +39,10 @@ constexpr int kTileVectors = kTile * kChunks;    // 16-byte vectors per tile (51
 constexpr int kPerThread = kTileVectors * TILES / THREADS;
 static_assert(kTileVectors * TILES % THREADS == 0, "every thread moves the same number of vectors");
 
-__device__ __forceinline__ uint4 load_in(const __nv_bfloat16* p) {
-#if LOAD_CS
-  return fk::ld_global_cs(p);  // in is read exactly once: evict-first
-#else
-  return __ldg(reinterpret_cast<const uint4*>(p));
-#endif
-}
-
-__device__ __forceinline__ void store_out(__nv_bfloat16* p, uint4 v) {
-#if STORE_CS
-  fk::st_global_cs(p, v);  // out is never read back
-#else
-  fk::st16(p, v);
-#endif
-}
+// in is read exactly once: LOAD_CS 1 evict-first, 0 the read-only path; out is never read back:
+// STORE_CS 1 streams it.
+constexpr fk::LoadHint kLoadIn = LOAD_CS ? fk::LoadHint::cs : fk::LoadHint::nc;
+constexpr fk::StoreHint kStoreOut = STORE_CS ? fk::StoreHint::cs : fk::StoreHint::plain;
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 transpose_smem_tile_swizzled(const __nv_bfloat16* __restrict__ in,  // [M, N]
@@ -61,14 +51,8 @@ transpose_smem_tile_swizzled(const __nv_bfloat16* __restrict__ in,  // [M, N]
   __shared__ __align__(16) unsigned short tile[TILES][kTile * kTile];  // [TILES][64 rows][64 cols], swizzled chunks
 
   // Raster: CTA id -> (band by, tile column bx), GROUP bands per group, band index fastest.
-  const int tiles_x = N / kTile, bands = M / (kTile * TILES);
-  const int id = blockIdx.x;
-  const int group = id / (GROUP * tiles_x);
-  const int first_band = group * GROUP;
-  const int group_bands = min(GROUP, bands - first_band);  // the last group may be short
-  const int in_group = id - group * GROUP * tiles_x;
-  const int by = first_band + in_group % group_bands;
-  const int bx = in_group / group_bands;
+  int by, bx;
+  fk::grouped_raster(blockIdx.x, GROUP, M / (kTile * TILES), N / kTile, &by, &bx);
 
   const int row0 = by * kTile * TILES;  // first input row of the band
   const int col0 = bx * kTile;          // first input column
@@ -80,7 +64,8 @@ transpose_smem_tile_swizzled(const __nv_bfloat16* __restrict__ in,  // [M, N]
   for (int i = 0; i < kPerThread; ++i) {
     const int idx = i * THREADS + threadIdx.x;
     const int t = idx / kTileVectors, r = (idx % kTileVectors) / kChunks, c8 = idx % kChunks;
-    v[i] = load_in(in + static_cast<size_t>(row0 + kTile * t + r) * N + col0 + 8 * c8);
+    const __nv_bfloat16* src = in + static_cast<size_t>(row0 + kTile * t + r) * N + col0 + 8 * c8;
+    v[i] = fk::load<kLoadIn>(reinterpret_cast<const uint4*>(src));
   }
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
@@ -103,6 +88,7 @@ transpose_smem_tile_swizzled(const __nv_bfloat16* __restrict__ in,  // [M, N]
     packed.y = col[2 * kTile] | (static_cast<unsigned>(col[3 * kTile]) << 16);
     packed.z = col[4 * kTile] | (static_cast<unsigned>(col[5 * kTile]) << 16);
     packed.w = col[6 * kTile] | (static_cast<unsigned>(col[7 * kTile]) << 16);
-    store_out(out + static_cast<size_t>(col0 + c) * M + row0 + kTile * t + 8 * g, packed);
+    __nv_bfloat16* dst = out + static_cast<size_t>(col0 + c) * M + row0 + kTile * t + 8 * g;
+    fk::store<kStoreOut>(reinterpret_cast<uint4*>(dst), packed);
   }
 }

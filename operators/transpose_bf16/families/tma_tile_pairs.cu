@@ -41,6 +41,7 @@
 // Then a proxy fence, a barrier, and one thread TMA-stores the out tiles and waits until they are
 // read before the CTA (and its shared memory) goes away.
 #include <forgek/mbarrier.cuh>
+#include <forgek/mma_gemm_tile.cuh>
 #include <forgek/tma.cuh>
 
 constexpr int kTile = 64;                   // tile side (elements); a row is 128 B = the swizzle span
@@ -59,14 +60,8 @@ transpose_tma_tile_pairs(const __grid_constant__ CUtensorMap tm_in,   // in  [M,
   unsigned char* out_tile = smem + TILES * kTileBytes;  // [TILES][64][64] bf16
 
   // Raster: CTA id -> (band by, tile column bx), GROUP bands per group, band index fastest.
-  const int tiles_x = N / kTile, bands = M / (kTile * TILES);
-  const int id = blockIdx.x;
-  const int group = id / (GROUP * tiles_x);
-  const int first_band = group * GROUP;
-  const int group_bands = min(GROUP, bands - first_band);  // the last group may be short
-  const int in_group = id - group * GROUP * tiles_x;
-  const int by = first_band + in_group % group_bands;
-  const int bx = in_group / group_bands;
+  int by, bx;
+  fk::grouped_raster(blockIdx.x, GROUP, M / (kTile * TILES), N / kTile, &by, &bx);
   const int row0 = by * kTile * TILES, col0 = bx * kTile;
 
   if (threadIdx.x == 0) {

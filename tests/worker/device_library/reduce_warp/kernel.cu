@@ -3,7 +3,7 @@
   "name": "reduce_warp_fk",
   "launches": [
     {"kernel": "reduce_warp_fk", "grid": ["ceil_div(R, 8)"], "block": [256],
-     "args": ["xf", "xi", "sum", "max", "min", "lse", "gsum", "amax", "amax8", "R"]}
+     "args": ["xf", "xi", "sum", "max", "min", "lse", "lse4", "gsum", "amax", "amax8", "R"]}
   ]
 }
 */
@@ -13,8 +13,8 @@
 #include <forgek/softmax.cuh>
 
 extern "C" __global__ void __launch_bounds__(256)
-reduce_warp_fk(const float* xf, const int* xi, float* sum, float* mx, float* mn, float* lse, float* gsum, int* amax,
-               int* amax8, int R)
+reduce_warp_fk(const float* xf, const int* xi, float* sum, float* mx, float* mn, float* lse, float* lse4, float* gsum,
+               int* amax, int* amax8, int R)
 {
   const int lane = threadIdx.x % 32;
   const int r = blockIdx.x * 8 + threadIdx.x / 32;
@@ -25,6 +25,13 @@ reduce_warp_fk(const float* xf, const int* xi, float* sum, float* mx, float* mn,
   const float n = fk::warp_min(v);
   const float g = fk::warp_sum<8>(v);
   const fk::SoftmaxState st = fk::warp_softmax_merge(fk::SoftmaxState{v, 1.f});
+  // softmax_absorb: lanes 4q absorb the row's values 4q .. 4q+3 into an empty state, the other lanes
+  // stay empty; the merge over the warp then covers every value once.
+  float quad[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) quad[k] = __shfl_sync(0xffffffffu, v, (lane & ~3) + k);
+  const fk::SoftmaxState empty{fk::neg_inf(), 0.f};
+  const fk::SoftmaxState st4 = fk::warp_softmax_merge(lane % 4 == 0 ? fk::softmax_absorb(empty, quad) : empty);
   float a = (float)xi[(size_t)r * 32 + lane];
   int ai = lane;
   fk::warp_argmax(a, ai);
@@ -35,6 +42,7 @@ reduce_warp_fk(const float* xf, const int* xi, float* sum, float* mx, float* mn,
   if (lane == 0) mx[r] = m;
   if (lane == 17) mn[r] = n;
   if (lane == 5) lse[r] = st.max + logf(st.sum);
+  if (lane == 9) lse4[r] = st4.max + logf(st4.sum);
   if (lane == 30) amax[r] = ai;
   if (lane % 8 == 7) gsum[r * 4 + lane / 8] = g;
   if (lane % 8 == 3) amax8[r * 4 + lane / 8] = bi;
