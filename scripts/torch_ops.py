@@ -161,7 +161,7 @@ def cross_entropy_fp32(t, s, odt):
 
 
 def cumsum_fp32(t, s, odt):
-    return {"y": torch.cumsum(t["x"], dim=0).to(odt["y"])}
+    return {"y": torch.cumsum(t["x"], dim=-1).to(odt["y"])}  # each row of x[M, N]
 
 
 def depthwise_conv2d_bf16(t, s, odt):

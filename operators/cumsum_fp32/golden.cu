@@ -4,21 +4,22 @@
   "params": {"TILE": 1024},
   "let": {"tiles": "ceil_div(N, TILE)"},
   "workspaces": [
-    {"name": "tile_sum",    "bytes": "8*tiles", "zero": false},
-    {"name": "tile_offset", "bytes": "8*tiles", "zero": false}
+    {"name": "tile_sum",    "bytes": "8*M*tiles", "zero": false},
+    {"name": "tile_offset", "bytes": "8*M*tiles", "zero": false}
   ],
   "launches": [
-    {"kernel": "cumsum_golden_tile_sums",   "grid": ["tiles"], "block": ["TILE"], "args": ["x", "tile_sum", "N"]},
-    {"kernel": "cumsum_golden_tile_offsets", "grid": [1],      "block": ["TILE"], "args": ["tile_sum", "tile_offset", "tiles"]},
-    {"kernel": "cumsum_golden_scan_tiles",  "grid": ["tiles"], "block": ["TILE"], "args": ["x", "tile_offset", "y", "N"]}
+    {"kernel": "cumsum_golden_tile_sums",    "grid": ["tiles", "M"], "block": ["TILE"], "args": ["x", "tile_sum", "N"]},
+    {"kernel": "cumsum_golden_tile_offsets", "grid": ["M"],          "block": ["TILE"], "args": ["tile_sum", "tile_offset", "tiles"]},
+    {"kernel": "cumsum_golden_scan_tiles",   "grid": ["tiles", "M"], "block": ["TILE"], "args": ["x", "tile_offset", "y", "N"]}
   ]
 }
 */
-// The truth for cumsum_fp32: y[i] = x[0] + ... + x[i], every sum in fp64, each y rounded once to
-// fp32. Reduce-then-scan in three launches over tiles of TILE elements (one element per thread):
-//   1. tile_sum[t]    = sum of tile t                               (fp64 shared-memory tree)
-//   2. tile_offset[t] = tile_sum[0] + ... + tile_sum[t-1]          (one CTA: chunks, then a scan)
-//   3. y[i]           = tile_offset[t] + inclusive scan within tile t (fp64 Hillis-Steele scan)
+// The truth for cumsum_fp32: y[m, j] = x[m, 0] + ... + x[m, j] for each row m of x[M, N], every
+// sum in fp64, each y rounded once to fp32. Reduce-then-scan in three launches over tiles of TILE
+// elements of a row (one element per thread; a tile never crosses a row, blockIdx.y is the row):
+//   1. tile_sum[m, t]    = sum of tile t of row m                          (fp64 shared-memory tree)
+//   2. tile_offset[m, t] = tile_sum[m, 0] + ... + tile_sum[m, t-1]         (one CTA per row: chunks, then a scan)
+//   3. y[m, j]           = tile_offset[m, t] + inclusive scan within tile t (fp64 Hillis-Steele scan)
 // fp64 rounding (2^-53 relative per add, ~2^18 adds on the longest path) stays ~1e-11 relative,
 // far below the fp32 ulp of the output. THREADS = TILE must be a power of two.
 
@@ -37,19 +38,23 @@ __device__ double cta_inclusive_scan(double value) {
 }
 
 extern "C" __global__ void __launch_bounds__(TILE)
-cumsum_golden_tile_sums(const float* __restrict__ x,  // [N]
-                        double* __restrict__ tile_sum,  // [tiles]
+cumsum_golden_tile_sums(const float* __restrict__ x,  // [M, N]
+                        double* __restrict__ tile_sum,  // [M, tiles]
                         int N) {
-  const long long i = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;
-  const double v = i < N ? static_cast<double>(x[i]) : 0.0;
+  const long long row = blockIdx.y;
+  const long long j = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;  // column
+  const double v = j < N ? static_cast<double>(x[row * N + j]) : 0.0;
   const double inclusive = cta_inclusive_scan(v);
-  if (threadIdx.x == TILE - 1) tile_sum[blockIdx.x] = inclusive;  // the whole tile
+  if (threadIdx.x == TILE - 1) tile_sum[row * gridDim.x + blockIdx.x] = inclusive;  // the whole tile
 }
 
 extern "C" __global__ void __launch_bounds__(TILE)
-cumsum_golden_tile_offsets(const double* __restrict__ tile_sum,  // [tiles]
-                           double* __restrict__ tile_offset,     // [tiles] exclusive prefix
+cumsum_golden_tile_offsets(const double* __restrict__ tile_sum,  // [M, tiles]
+                           double* __restrict__ tile_offset,     // [M, tiles] exclusive prefix within the row
                            int tiles) {
+  // CTA m scans row m's tiles.
+  tile_sum += static_cast<long long>(blockIdx.x) * tiles;
+  tile_offset += static_cast<long long>(blockIdx.x) * tiles;
   // Thread k owns the contiguous chunk [k*per, (k+1)*per) of tiles: sum it, scan the chunk sums
   // across the CTA, then walk the chunk again writing exclusive prefixes.
   const int per = (tiles + TILE - 1) / TILE;
@@ -65,12 +70,13 @@ cumsum_golden_tile_offsets(const double* __restrict__ tile_sum,  // [tiles]
 }
 
 extern "C" __global__ void __launch_bounds__(TILE)
-cumsum_golden_scan_tiles(const float* __restrict__ x,             // [N]
-                         const double* __restrict__ tile_offset,  // [tiles]
-                         float* __restrict__ y,                   // [N]
+cumsum_golden_scan_tiles(const float* __restrict__ x,             // [M, N]
+                         const double* __restrict__ tile_offset,  // [M, tiles]
+                         float* __restrict__ y,                   // [M, N]
                          int N) {
-  const long long i = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;
-  const double v = i < N ? static_cast<double>(x[i]) : 0.0;
+  const long long row = blockIdx.y;
+  const long long j = static_cast<long long>(blockIdx.x) * TILE + threadIdx.x;  // column
+  const double v = j < N ? static_cast<double>(x[row * N + j]) : 0.0;
   const double inclusive = cta_inclusive_scan(v);
-  if (i < N) y[i] = static_cast<float>(tile_offset[blockIdx.x] + inclusive);
+  if (j < N) y[row * N + j] = static_cast<float>(tile_offset[row * gridDim.x + blockIdx.x] + inclusive);
 }

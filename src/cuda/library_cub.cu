@@ -1,4 +1,4 @@
-// CUB references: inclusive scan, radix sort of pairs, segmented (per-row) sum, argmax and top-k,
+// CUB references: inclusive scan (of one vector or of each row), radix sort of pairs, segmented (per-row) sum, argmax and top-k,
 // and a 256-bin byte histogram. Temporary storage is sized and allocated in Prepare.
 #include <cuda_bf16.h>
 
@@ -7,6 +7,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <vector>
 
@@ -54,31 +56,60 @@ bool RowShape(const TensorRequirements& req, const DeviceTensor& x, int* rows, i
   return true;
 }
 
-// cub.scan_inclusive_f32: y[i] = x[0] + ... + x[i] over x[N].
+// The row of flat element i of a [rows, cols] matrix: the key that ends a scan segment at each row.
+struct RowOfElement {
+  int cols;
+  __host__ __device__ int operator()(int i) const { return i / cols; }
+};
+using RowKeyIterator = thrust::transform_iterator<RowOfElement, thrust::counting_iterator<int>>;
+
+// cub.scan_inclusive_f32: y[i] = x[0] + ... + x[i] over x[N] (or x[1, N]); over x[M, N], each row
+// on its own: y[m, j] = x[m, 0] + ... + x[m, j]. One row is DeviceScan::InclusiveSum; several rows
+// are one DeviceScan::InclusiveSumByKey over the flat M*N elements keyed by their row (computed
+// from the index, never stored): a single pass whose look-back stops at a key change, CUB's own
+// segmented scan.
 class ScanInclusiveF32 : public LibraryReference {
  public:
   bool Prepare(const Bindings&, const TensorMap& tensors, const std::map<std::string, double>&,
                std::string* err) override {
     TensorRequirements req("cub.scan_inclusive_f32", tensors);
-    const DeviceTensor* x = req.Get("x", {DType::f32}, 1, err);
-    const DeviceTensor* y = x ? req.Get("y", {DType::f32}, 1, err) : nullptr;
+    const auto found = tensors.find("x");
+    const size_t rank = found != tensors.end() && found->second.shape.size() == 2 ? 2 : 1;
+    const DeviceTensor* x = req.Get("x", {DType::f32}, rank, err);
+    const DeviceTensor* y = x ? req.Get("y", {DType::f32}, rank, err) : nullptr;
     if (!y || !req.Dims("y", *y, x->shape, err)) return false;
-    x_ = static_cast<const float*>(x->ptr), y_ = static_cast<float*>(y->ptr), n_ = x->shape[0];
+    x_ = static_cast<const float*>(x->ptr), y_ = static_cast<float*>(y->ptr);
+    rows_ = rank == 2 ? x->shape[0] : 1;
+    cols_ = x->shape[rank - 1];
     size_t bytes = 0;
-    return CudaOk(cub::DeviceScan::InclusiveSum(nullptr, bytes, x_, y_, n_), "DeviceScan::InclusiveSum size", err) &&
+    if (rows_ == 1)
+      return CudaOk(cub::DeviceScan::InclusiveSum(nullptr, bytes, x_, y_, cols_), "DeviceScan::InclusiveSum size",
+                    err) &&
+             temp_.Reserve(bytes, err);
+    if (!req.FitsInt("M*N", rows_ * cols_, err)) return false;
+    return CudaOk(ScanRows(nullptr, &bytes, nullptr), "DeviceScan::InclusiveSumByKey size", err) &&
            temp_.Reserve(bytes, err);
   }
   bool Launch(void* stream, std::string* err) override {
     size_t bytes = temp_.size();
-    return CudaOk(cub::DeviceScan::InclusiveSum(temp_.get(), bytes, x_, y_, n_, static_cast<cudaStream_t>(stream)),
-                  "DeviceScan::InclusiveSum", err);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (rows_ == 1)
+      return CudaOk(cub::DeviceScan::InclusiveSum(temp_.get(), bytes, x_, y_, cols_, s), "DeviceScan::InclusiveSum",
+                    err);
+    return CudaOk(ScanRows(temp_.get(), &bytes, s), "DeviceScan::InclusiveSumByKey", err);
   }
 
  private:
+  cudaError_t ScanRows(void* temp, size_t* bytes, cudaStream_t stream) {
+    const RowKeyIterator keys(thrust::counting_iterator<int>(0), RowOfElement{int(cols_)});
+    return cub::DeviceScan::InclusiveSumByKey(temp, *bytes, keys, x_, y_, int(rows_ * cols_),
+                                              ::cuda::std::equal_to<>(), stream);
+  }
+
   DeviceBuffer temp_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
-  int64_t n_ = 0;
+  int64_t rows_ = 1, cols_ = 0;
 };
 
 // cub.radix_sort_pairs_u32: keys_out = keys_in sorted ascending (all 32 bits, stable), values

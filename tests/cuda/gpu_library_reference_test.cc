@@ -377,6 +377,27 @@ TEST(GpuLibraryReference, ScanInclusiveF32MatchesCpu) {
   EXPECT_LT(RelativeError(t.Read<float>("y"), want), 1e-4);
 }
 
+// Rows are scanned independently: no sum crosses a row boundary. 1001 columns: the rows start at
+// every alignment, and a row spans several of CUB's tiles.
+TEST(GpuLibraryReference, ScanInclusiveF32ScansEachRowOfAMatrix) {
+  FORGEK_SKIP_WITHOUT_GPU();
+  const int rows = 5, cols = 1001;
+  const auto x = Values(rows * cols, 25);
+  DeviceTensors t;
+  t.Add("x", DType::f32, {rows, cols}, x);
+  t.AddOutput("y", DType::f32, {rows, cols}, 4);
+  ASSERT_EQ(RunReference("cub.scan_inclusive_f32", t), "");
+  std::vector<float> want(size_t(rows) * cols);
+  for (int r = 0; r < rows; ++r) {
+    double acc = 0;
+    for (int c = 0; c < cols; ++c) want[size_t(r) * cols + c] = float(acc += x[size_t(r) * cols + c]);
+  }
+  const auto got = t.Read<float>("y");
+  EXPECT_LT(RelativeError(got, want), 1e-4);
+  for (int r = 0; r < rows; ++r)  // the first element of a row is that element alone
+    EXPECT_NEAR(got[size_t(r) * cols], x[size_t(r) * cols], 1e-6) << "row " << r;
+}
+
 TEST(GpuLibraryReference, RadixSortPairsU32MatchesStdStableSort) {
   FORGEK_SKIP_WITHOUT_GPU();
   const int n = 1000;

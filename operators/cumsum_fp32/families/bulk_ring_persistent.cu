@@ -7,28 +7,31 @@
                "persistent_grid": ["CTAS_PER_SM"], "lookback_backoff": ["BACKOFF_NS"]},
   "params": {"STAGES": [2, 3, 4], "SEG": [8, 4, 12, 16], "THREADS": [256, 128, 512], "CTAS_PER_SM": [3, 2, 1, 4],
              "BACKOFF_NS": [32, 0, 128]},
-  "let": {"tile_vecs": "THREADS*SEG", "tiles": "ceil_div(N/4, tile_vecs)", "smem_bytes": "STAGES*tile_vecs*16",
+  "let": {"tile_vecs": "THREADS*SEG", "tiles": "M*ceil_div(N/4, tile_vecs)", "smem_bytes": "STAGES*tile_vecs*16",
           "sms": "132"},
   "constraints": ["N % 4 == 0", "CTAS_PER_SM*THREADS <= 2048", "CTAS_PER_SM*(smem_bytes + 1024) <= 233472",
                   "CTAS_PER_SM*THREADS*(5*SEG + 32) <= 65536"],
   "workspaces": [{"name": "lookback", "bytes": "8 + 8*tiles", "zero": true}],
   "launches": [
     {"kernel": "cumsum_bulk_ring_persistent", "grid": ["min(sms*CTAS_PER_SM, tiles)"], "block": ["THREADS"],
-     "smem": "smem_bytes", "args": ["x", "y", "lookback", "N"]}
+     "smem": "smem_bytes", "args": ["x", "y", "lookback", "M", "N"]}
   ]
 }
 */
-// Inclusive prefix sum of x[N] (fp32) in one pass, by a persistent grid whose CTAs stream their
-// tiles into shared memory with the bulk-copy (TMA) engine, STAGES tiles ahead, and chain the tiles
-// by decoupled look-back. Unlike the reference's design (one tile per CTA, loads through
+// Inclusive prefix sum of each row of x[M, N] (fp32; M = 1 is one long vector) in one pass, by a
+// persistent grid whose CTAs stream their tiles into shared memory with the bulk-copy (TMA) engine,
+// STAGES tiles ahead, and chain the tiles of a row by decoupled look-back. Unlike the reference's design (one tile per CTA, loads through
 // registers, a new CTA per tile), a CTA here lives for the whole scan: up to STAGES tiles per CTA
 // are in flight without holding a register, and the tile counter's round trip to L2 is taken one
 // refill ahead, off the path of every tile.
 //
-//   x, y       [N] fp32 viewed as [N/4] float4 vectors (N % 4 == 0), cut into tiles of
-//              THREADS*SEG vectors; the last tile may be partial
+//   x, y       [M, N] fp32, each row viewed as [N/4] float4 vectors (N % 4 == 0: every row starts
+//              16-byte aligned, as a bulk copy needs), cut into row_tiles tiles of THREADS*SEG
+//              vectors; a row's last tile may be partial. A tile never crosses a row: tile id g of
+//              the M*row_tiles is tile g % row_tiles of row g / row_tiles, and its look-back runs
+//              over its row's status words only (before the row's first tile reads as a PREFIX of 0)
 //   lookback   workspace, zeroed before the launch: word 0 = tile counter (u32), then
-//              status[tiles] u64 words, the look-back's (<forgek/lookback.cuh>: nothing yet,
+//              status[M][row_tiles] u64 words, the look-back's (<forgek/lookback.cuh>: nothing yet,
 //              AGGREGATE = the tile's sum, PREFIX = the sum of tiles 0..t)
 //   stage_buf  [STAGES][THREADS*SEG] float4 (dynamic shared memory): one tile of x per stage
 //   full       [STAGES] mbarriers: stage s holds its tile once the copy's bytes have landed
@@ -48,7 +51,8 @@
 // AGGREGATE, looks back over 32 predecessors at a time to the nearest PREFIX and publishes its own
 // PREFIX; barrier; every lane adds its offset and stores. Deadlock-free: a CTA takes tile ids in
 // increasing order and processes them in that order, so the smallest unfinished tile is always the
-// one its (running) CTA is working on, and every tile before it has published its PREFIX.
+// one its (running) CTA is working on, and every tile before it has published its PREFIX (a tile
+// waits only on smaller ids of its own row).
 // fp32 throughout; tiles chained by aggregates (sqrt(tiles) ulp error growth, see operator.json).
 // BACKOFF_NS: an incomplete look-back window is polled again after __nanosleep(BACKOFF_NS); 0 polls
 // back to back.
@@ -57,6 +61,7 @@
 #include <forgek/reduce.cuh>
 #include <forgek/tma.cuh>
 #include <forgek/vec.cuh>
+#include <forgek/scan.cuh>
 
 constexpr int kWarp = 32;
 constexpr int kWarps = THREADS / kWarp;
@@ -64,38 +69,49 @@ constexpr int kWarpVecs = kWarp * SEG;     // float4 vectors per warp segment
 constexpr int kTileVecs = THREADS * SEG;   // float4 vectors per tile
 constexpr int kProducer = THREADS - kWarp;  // lane 0 of the last warp
 
-// The producer: stage `stage` gets tile `tile`. A valid tile is one bulk copy of its (possibly
+// Tile id g of all M*row_tiles: `row` and the tile's index within it.
+struct TilePlace {
+  int row, tile;
+};
+__device__ __forceinline__ TilePlace place_of(int g, int row_tiles) {
+  const int row = g / row_tiles;
+  return {row, g - row * row_tiles};
+}
+
+// The producer: stage `stage` gets tile id `g`. A valid tile is one bulk copy of its (possibly
 // partial) bytes completing on `bar`; past the end, a plain arrival tells the consumers to stop.
-__device__ __forceinline__ void fill_stage(float4* stage, unsigned long long* bar, int* tile_of, int tile,
-                                           const float* __restrict__ x, int nvec, int tiles) {
-  *tile_of = tile;  // published to the consumers by the arrival below (release), read after their wait
-  if (tile < tiles) {
-    const int vecs = min(kTileVecs, nvec - tile * kTileVecs);
+__device__ __forceinline__ void fill_stage(float4* stage, unsigned long long* bar, int* tile_of, int g,
+                                           const float* __restrict__ x, int N, int row_tiles, int tiles) {
+  *tile_of = g;  // published to the consumers by the arrival below (release), read after their wait
+  if (g < tiles) {
+    const TilePlace place = place_of(g, row_tiles);
+    const int vecs = min(kTileVecs, N / 4 - place.tile * kTileVecs);
     const unsigned bytes = static_cast<unsigned>(vecs) * 16u;
     fk::mbar_arrive_expect_tx(bar, bytes);
-    fk::bulk_load(stage, x + 4 * static_cast<size_t>(tile) * kTileVecs, bytes, bar);
+    fk::bulk_load(stage, x + static_cast<size_t>(place.row) * N + 4 * static_cast<size_t>(place.tile) * kTileVecs,
+                  bytes, bar);
   } else {
     fk::mbar_arrive(bar);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
-cumsum_bulk_ring_persistent(const float* __restrict__ x,                // [N]
-                            float* __restrict__ y,                      // [N]
-                            unsigned long long* __restrict__ lookback,  // [1 + tiles], zeroed
-                            int N) {
+cumsum_bulk_ring_persistent(const float* __restrict__ x,                // [M, N]
+                            float* __restrict__ y,                      // [M, N]
+                            unsigned long long* __restrict__ lookback,  // [1 + M*row_tiles], zeroed
+                            int M, int N) {
   extern __shared__ __align__(128) float4 stage_buf[];  // [STAGES][kTileVecs]
   __shared__ __align__(8) unsigned long long full[STAGES];
-  __shared__ int tile_of[STAGES];       // the tile each stage holds (or an id past the end)
+  __shared__ int tile_of[STAGES];       // the tile id each stage holds (or an id past the end)
   __shared__ float warp_total[kWarps];  // [kWarps] sum of each warp segment of the current tile
-  __shared__ float tile_exclusive;      // sum of x over all tiles before the current one
+  __shared__ float tile_exclusive;      // sum of x over the row's tiles before the current one
 
   const int warp = threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
-  const int nvec = N / 4;  // N % 4 == 0 (a manifest constraint)
-  const int tiles = (nvec + kTileVecs - 1) / kTileVecs;
+  const int row_vecs = N / 4;  // N % 4 == 0 (a manifest constraint)
+  const int row_tiles = (row_vecs + kTileVecs - 1) / kTileVecs;
+  const int tiles = M * row_tiles;  // tile ids of all rows
   unsigned* tile_counter = reinterpret_cast<unsigned*>(lookback);
-  unsigned long long* status = lookback + 1;  // [tiles]
 
   int next_tile = 0;  // producer only: the id its next refill will use, taken one refill ahead
   if (threadIdx.x == kProducer) {
@@ -107,7 +123,7 @@ cumsum_bulk_ring_persistent(const float* __restrict__ x,                // [N]
     // tiles would publish one after another, as a serial chain through every CTA.
     for (int s = 0; s < STAGES; ++s) {
       const int tile = static_cast<int>(atomicAdd(tile_counter, 1u));
-      fill_stage(stage_buf + s * kTileVecs, &full[s], &tile_of[s], tile, x, nvec, tiles);
+      fill_stage(stage_buf + s * kTileVecs, &full[s], &tile_of[s], tile, x, N, row_tiles, tiles);
     }
     next_tile = static_cast<int>(atomicAdd(tile_counter, 1u));
   }
@@ -116,40 +132,31 @@ cumsum_bulk_ring_persistent(const float* __restrict__ x,                // [N]
   for (int it = 0;; ++it) {
     const int s = it % STAGES;
     fk::mbar_wait(&full[s], (it / STAGES) & 1);
-    const int tile = tile_of[s];
-    if (tile >= tiles) break;  // CTA-uniform: every later stage holds a larger id
+    const int g = tile_of[s];
+    if (g >= tiles) break;  // CTA-uniform: every later stage holds a larger id
+    const TilePlace place = place_of(g, row_tiles);
+    const int tile = place.tile;  // within the row
+    float* __restrict__ y_row = y + static_cast<size_t>(place.row) * N;
+    unsigned long long* status = lookback + 1 + static_cast<size_t>(place.row) * row_tiles;  // [row_tiles] of this row
     const float4* stage = stage_buf + s * kTileVecs;
-    const int seg_first = tile * kTileVecs + warp * kWarpVecs + lane;  // global vector of row 0
+    const int seg_first = tile * kTileVecs + warp * kWarpVecs + lane;  // vector of the row, segment row 0
 
-    // This lane's SEG vectors to registers (vectors past the end of x were not copied: zeros).
+    // This lane's SEG vectors to registers (vectors past the end of the row were not copied: zeros).
     float4 v[SEG];
 #pragma unroll
     for (int k = 0; k < SEG; ++k)
-      v[k] = seg_first + k * kWarp < nvec ? stage[warp * kWarpVecs + k * kWarp + lane] : make_float4(0.f, 0.f, 0.f, 0.f);
+      v[k] = seg_first + k * kWarp < row_vecs ? stage[warp * kWarpVecs + k * kWarp + lane]
+                                              : make_float4(0.f, 0.f, 0.f, 0.f);
 
-    // Scan the warp segment. offset[k]: sum of the segment before this lane's vector of row k.
+    // Scan the warp segment. offset[k]: sum of the segment before this lane's vector of row k;
+    // carry: the segment's sum (the same in every lane).
     float offset[SEG];
-    float carry = 0.f;  // sum of rows 0..k-1 of the segment (the same in every lane)
-#pragma unroll
-    for (int k = 0; k < SEG; ++k) {
-      v[k].y += v[k].x;  // inclusive scan inside the float4
-      v[k].z += v[k].y;
-      v[k].w += v[k].z;
-      float inclusive = v[k].w;  // -> sum of row k up to and including this lane's vector
-#pragma unroll
-      for (int d = 1; d < kWarp; d *= 2) {
-        const float other = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= d) inclusive += other;
-      }
-      const float lower = __shfl_up_sync(0xffffffffu, inclusive, 1);  // lanes 0..l-1 of row k
-      offset[k] = carry + (lane == 0 ? 0.f : lower);
-      carry += __shfl_sync(0xffffffffu, inclusive, kWarp - 1);
-    }
+    const float carry = fk::warp_scan_float4_rows<SEG>(v, offset);
     if (lane == 0) warp_total[warp] = carry;
     __syncthreads();  // stage s is in registers everywhere; the warp totals are visible
 
     if (threadIdx.x == kProducer) {
-      fill_stage(stage_buf + s * kTileVecs, &full[s], &tile_of[s], next_tile, x, nvec, tiles);
+      fill_stage(stage_buf + s * kTileVecs, &full[s], &tile_of[s], next_tile, x, N, row_tiles, tiles);
       next_tile = static_cast<int>(atomicAdd(tile_counter, 1u));  // not needed until the next refill
     }
     float before = 0.f;  // sum of the earlier warps' segments of this tile (read before the next barrier)
@@ -172,7 +179,7 @@ cumsum_bulk_ring_persistent(const float* __restrict__ x,                // [N]
       const int idx = seg_first + k * kWarp;
       const float add = base + offset[k];
       const float4 out = make_float4(v[k].x + add, v[k].y + add, v[k].z + add, v[k].w + add);
-      if (idx < nvec) fk::st_global_cs_f4(y + 4 * static_cast<size_t>(idx), out);
+      if (idx < row_vecs) fk::st_global_cs_f4(y_row + 4 * static_cast<size_t>(idx), out);
     }
   }
 }
