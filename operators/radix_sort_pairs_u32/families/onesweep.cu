@@ -3,20 +3,22 @@
   "name": "radix_sort_pairs_onesweep",
   "mechanisms": ["warp_match_ranking", "block_scan", "smem_atomics", "memory_level_parallelism"],
   "controls": {"radix_bits": ["RADIX_BITS"], "items_per_thread": ["ITEMS"], "block_size": ["THREADS"],
-               "memory_level_parallelism": ["VALUES_EARLY"], "min_ctas_per_sm": ["MIN_CTAS"]},
-  "params": {"RADIX_BITS": [8, 7, 6], "ITEMS": [16, 12, 20, 23], "THREADS": [256, 384, 512], "VALUES_EARLY": [1, 0],
-             "MIN_CTAS": [2, 1, 3]},
+               "memory_level_parallelism": ["VALUES_EARLY"], "min_ctas_per_sm": ["MIN_CTAS"],
+               "early_counts": ["EARLY_COUNTS"], "warp_match_ranking": ["MATCH_BALLOT"],
+               "exchange_buffers": ["ONE_BUFFER"]},
+  "params": {"RADIX_BITS": [8, 7, 6], "ITEMS": [23, 12, 16, 20], "THREADS": [384, 256, 512], "VALUES_EARLY": [0, 1],
+             "MIN_CTAS": [2, 1, 3], "EARLY_COUNTS": [1, 0], "MATCH_BALLOT": [0, 1], "ONE_BUFFER": [1, 0]},
   "let": {
     "passes": "ceil_div(32, RADIX_BITS)",
     "radix": "pow2(RADIX_BITS)",
     "tile": "THREADS*ITEMS",
     "tiles": "ceil_div(N, tile)",
-    "sort_smem": "4*(2*tile + (THREADS/32 + 1)*radix)",
+    "sort_smem": "4*((2 - ONE_BUFFER)*tile + (THREADS/32 + 1)*radix)",
     "hist_ctas": "min(ceil_div(N, 4096), 132*4)"
   },
   "constraints": ["THREADS >= radix", "passes >= 4 && passes <= 6", "N < pow2(27)",
                   "MIN_CTAS*(sort_smem + 4096) <= 233472",
-                  "65536 / (THREADS*MIN_CTAS) / 8 * 8 >= 6*ITEMS + 8"],
+                  "65536 / (THREADS*MIN_CTAS) / 8 * 8 >= (3 + 3*VALUES_EARLY)*ITEMS + 8 + 4*(1 - EARLY_COUNTS)*min(1, (ITEMS > 12) + MATCH_BALLOT + 1 - VALUES_EARLY)"],
   "workspaces": [
     {"name": "keys_a",        "bytes": "4*N", "zero": false},
     {"name": "values_a",      "bytes": "4*N", "zero": false},
@@ -65,7 +67,8 @@
 //      TILE = THREADS * ITEMS consecutive pairs:
 //        warp w        -> pairs [w*32*ITEMS, (w+1)*32*ITEMS) of the tile, lane l -> items l, l+32, ...
 //                         (warp-striped: coalesced 128-byte loads, and the order the ranking walks)
-//        ranking       -> for item i = 0..ITEMS-1: lanes with equal digits find each other with
+//        ranking       -> (order of EARLY_COUNTS 0; with 1, counting and the digit phase come first, below)
+//                         for item i = 0..ITEMS-1: lanes with equal digits find each other with
 //                         __match_any_sync; the highest such lane reads and advances the warp's private
 //                         counter of that digit; rank = counter + lanes below me with my digit. The walk
 //                         is in input order, so the ranks keep equal digits in input order (stable).
@@ -92,11 +95,23 @@
 // missing items the digit `radix`, which no counter or slot holds.
 // MIN_CTAS: CTAs of onesweep_pass that must fit on one SM (__launch_bounds__), which caps the registers
 // at 65536 / (THREADS * MIN_CTAS); the constraint keeps ITEMS where that cap holds the tile's registers
-// (keys, values, ranks: about 3 x ITEMS) without spilling. One CTA's load phase then overlaps another's
-// ranking and look-back.
+// (keys, values, slots: 3 x ITEMS with VALUES_EARLY, else 2 x ITEMS; the constraint asks 6 x or 3 x
+// ITEMS + 8, and 4 more for the ranking order of EARLY_COUNTS 0, which spilled 4 B at the cap) without
+// spilling. One CTA's load phase then overlaps another's ranking and look-back.
 // VALUES_EARLY 1 loads the tile's values together with its keys (all loads of the tile in flight at
 // once, 3 x ITEMS registers live: keys, values, ranks); 0 loads them once the keys sit in shared
 // memory (2 x ITEMS live), so that they are in flight during the look-back wait.
+// EARLY_COUNTS 1 (CUB's "early counts" order) counts each warp's digits first (fire-and-forget shared
+// atomics), runs the digit phase, then ranks: the leader of a digit group takes the group's slots with
+// one atomicAdd on the warp's running slot of that digit, so ranks come out as final local slots (no
+// second gather of counters) and the tile's counts are published before the ranking. 0 ranks first
+// (leader load + store + __syncwarp per item) and adds each warp's digit start afterwards. Measured on
+// the H100 (README.md): the order of 0 stalls on the short scoreboard and its counter gather is where
+// most of its shared-load bank conflicts come from.
+// MATCH_BALLOT: how a warp finds the lanes with its digit, match.any (0) or one ballot per digit bit (1).
+// ONE_BUFFER 1 exchanges keys and then values through one TILE-sized buffer (keys written out first),
+// halving the sort's shared memory, so that a tile of CUB's size (384 x 23) fits at 2 CTAs per SM;
+// 0 keeps a buffer for each and writes a key and its value together.
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_scan.cuh>
 #include <cuda/atomic>
@@ -115,6 +130,7 @@ constexpr unsigned kCountMask = (1u << kCountBits) - 1u;
 static_assert(THREADS % 32 == 0 && THREADS >= kRadix, "thread d < radix owns digit d");
 static_assert(kRadix % 32 == 0, "the offsets scan gives each lane radix/32 digits");
 static_assert(2 * kPasses + 2 < 32, "status states fit in 5 bits");
+static_assert(RADIX_BITS <= 8, "ONE_BUFFER keeps each written slot's digit in 8 bits");
 
 // A look-back word holds its state and count in one 32-bit access, so it needs no ordering with any
 // other memory access: relaxed GPU-scope atomics. (A release store would first wait for this thread's
@@ -207,6 +223,61 @@ __device__ __forceinline__ unsigned look_back(unsigned* status, int tile, int di
   }
 }
 
+using BlockScan = cub::BlockScan<unsigned, THREADS>;
+
+// The lanes of this warp whose item has the same digit as mine (valid items only: a partial tile's
+// missing items carry the digit kRadix and never group with a real digit). MATCH_BALLOT 0 asks the
+// hardware (match.any); 1 builds the mask from one ballot per digit bit, ALU votes whose latency
+// does not go through the short scoreboard the way match.any's does.
+__device__ __forceinline__ unsigned lanes_with_my_digit(unsigned d, bool valid, bool full) {
+#if MATCH_BALLOT
+  unsigned peers = kFullMask;
+  if (!full) {
+    const unsigned v = __ballot_sync(kFullMask, valid);
+    peers = valid ? v : ~v;
+  }
+#pragma unroll
+  for (int b = 0; b < RADIX_BITS; ++b) {
+    const bool bit = (d >> b) & 1u;
+    const unsigned m = __ballot_sync(kFullMask, bit);
+    peers &= bit ? m : ~m;
+  }
+  return peers;
+#else
+  (void)valid, (void)full;
+  return __match_any_sync(kFullMask, d);
+#endif
+}
+
+// Digit phase, thread d (< radix) owns digit d: column d of warp_counts ([WARPS, radix], each warp's
+// count of d in this tile) becomes each warp's first local slot of d; the tile's count of d is
+// published at once to the look-back (tile 0 publishes its inclusive prefix), so that later tiles
+// can add it before this tile's own look-back is done. Every thread calls it (block scan inside);
+// it ends with a barrier. Returns the tile's count of d and the keys of smaller digits in the tile.
+__device__ __forceinline__ void digit_phase(unsigned* warp_counts, unsigned* status, const unsigned* digit_offsets,
+                                            typename BlockScan::TempStorage& scan_temp, int tile, int pass,
+                                            unsigned& tile_count, unsigned& local_start) {
+  const int d = threadIdx.x;
+  tile_count = 0;
+  if (d < kRadix) {
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {  // column d: exclusive scan over the warps
+      const unsigned c = warp_counts[w * kRadix + d];
+      warp_counts[w * kRadix + d] = tile_count;
+      tile_count += c;
+    }
+    unsigned* word = status + static_cast<size_t>(tile) * kRadix + d;
+    if (tile == 0) publish(word, 2u * pass + 2u, digit_offsets[pass * kRadix + d] + tile_count);
+    else publish(word, 2u * pass + 1u, tile_count);
+  }
+  BlockScan(scan_temp).ExclusiveSum(tile_count, local_start);
+  if (d < kRadix) {
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) warp_counts[w * kRadix + d] += local_start;
+  }
+  __syncthreads();
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_CTAS)
 onesweep_pass(const unsigned* __restrict__ keys_src, const unsigned* __restrict__ values_src,  // [N]
               unsigned* __restrict__ keys_dst, unsigned* __restrict__ values_dst,              // [N]
@@ -214,14 +285,17 @@ onesweep_pass(const unsigned* __restrict__ keys_src, const unsigned* __restrict_
               unsigned* __restrict__ status,               // [tiles, radix] look-back words
               unsigned* __restrict__ tile_counters,        // [passes] next tile id of each pass
               int N, int pass) {
-  using BlockScan = cub::BlockScan<unsigned, THREADS>;
   __shared__ typename BlockScan::TempStorage scan_temp;
   __shared__ int tile_shared;
   extern __shared__ __align__(16) unsigned smem[];
   unsigned* keys_buf = smem;                     // [TILE] the tile's keys in local sorted order
+#if ONE_BUFFER
+  unsigned* values_buf = smem;                   // [TILE] then their values, same slots, same buffer
+#else
   unsigned* values_buf = keys_buf + kTile;       // [TILE] their values, same slots
-  unsigned* warp_counts = values_buf + kTile;    // [WARPS, radix] per-warp digit counters, then
-                                                 //   each warp's first local slot of each digit
+#endif
+  unsigned* warp_counts = smem + (2 - ONE_BUFFER) * kTile;  // [WARPS, radix] per-warp digit counters,
+                                                            //   then each warp's first local slot of each digit
   unsigned* digit_base = warp_counts + kWarps * kRadix;  // [radix] global start - local start
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -234,20 +308,48 @@ onesweep_pass(const unsigned* __restrict__ keys_src, const unsigned* __restrict_
   const bool full = tile_first + kTile <= N;
   const int warp_first = tile_first + warp * 32 * ITEMS;
 
-  unsigned keys[ITEMS], values[ITEMS], rank[ITEMS];
+  unsigned keys[ITEMS], values[ITEMS], slot[ITEMS];  // slot: the item's local slot in sorted order
   load_warp_striped(keys_src, keys, warp_first, lane, full, N);
 #if VALUES_EARLY
   load_warp_striped(values_src, values, warp_first, lane, full, N);
 #endif
 
-  // Ranking: rank[i] = keys of the same digit earlier in this warp's items (input order).
   unsigned* my_counts = warp_counts + warp * kRadix;
   const unsigned lanes_upto_me = (2u << lane) - 1u;  // lanes 0..lane
+  unsigned tile_count, local_start;  // this tile's keys of digit d = threadIdx.x, and of smaller digits
+#if EARLY_COUNTS
+  // Counting first: each warp's histogram of its items (shared atomics whose result nobody waits for),
+  // so that the digit phase (and the publication later tiles wait for) comes before the ranking, and
+  // the ranking lands straight on local slots.
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i)
+    if (full || warp_first + 32 * i + lane < N) atomicAdd(&my_counts[digit_of(keys[i], shift)], 1u);
+  __syncthreads();
+  digit_phase(warp_counts, status, digit_offsets, scan_temp, tile, pass, tile_count, local_start);
+
+  // Ranking, in input order (stable): the highest lane of each digit group takes the group's slots
+  // with one atomic on the warp's slot counter (its returned value feeds the shuffle, so the next
+  // item's atomic, maybe by another lane, cannot overtake it); the key goes to its slot at once.
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const bool valid = full || warp_first + 32 * i + lane < N;
     const unsigned d = valid ? digit_of(keys[i], shift) : static_cast<unsigned>(kRadix);
-    const unsigned peers = __match_any_sync(kFullMask, d);
+    const unsigned peers = lanes_with_my_digit(d, valid, full);
+    const int leader = 31 - __clz(peers);
+    const unsigned upto_me = __popc(peers & lanes_upto_me);  // at the leader: the whole group
+    unsigned first = 0;
+    if (lane == leader && valid) first = atomicAdd(&my_counts[d], upto_me);
+    slot[i] = __shfl_sync(kFullMask, first, leader) + upto_me - 1u;
+    if (valid) keys_buf[slot[i]] = keys[i];
+  }
+#else
+  // Ranking: slot[i] = keys of the same digit earlier in this warp's items (input order), counted in
+  // the warp's private counters (the leader reads and advances them).
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const bool valid = full || warp_first + 32 * i + lane < N;
+    const unsigned d = valid ? digit_of(keys[i], shift) : static_cast<unsigned>(kRadix);
+    const unsigned peers = lanes_with_my_digit(d, valid, full);
     const int leader = 31 - __clz(peers);                 // highest lane of my digit
     const unsigned upto_me = __popc(peers & lanes_upto_me);  // at the leader: the whole group
     unsigned before = 0;
@@ -257,47 +359,27 @@ onesweep_pass(const unsigned* __restrict__ keys_src, const unsigned* __restrict_
     }
     __syncwarp();  // the next item's leader (maybe another lane) reads what this one wrote
     before = __shfl_sync(kFullMask, before, leader);
-    rank[i] = before + upto_me - 1u;
+    slot[i] = before + upto_me - 1u;
   }
   __syncthreads();
-
-  // Digit phase: thread d owns digit d (THREADS >= radix).
-  const int d = threadIdx.x;
-  unsigned tile_count = 0;  // keys of digit d in this tile
-  if (d < kRadix) {
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {  // column d: exclusive scan over the warps
-      const unsigned c = warp_counts[w * kRadix + d];
-      warp_counts[w * kRadix + d] = tile_count;
-      tile_count += c;
-    }
-    // publish at once: later tiles can add this tile's count before its own look-back is done
-    unsigned* word = status + static_cast<size_t>(tile) * kRadix + d;
-    if (tile == 0) publish(word, 2u * pass + 2u, digit_offsets[pass * kRadix + d] + tile_count);
-    else publish(word, 2u * pass + 1u, tile_count);
-  }
-  unsigned local_start;  // keys of smaller digits in this tile
-  BlockScan(scan_temp).ExclusiveSum(tile_count, local_start);
-  if (d < kRadix) {
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) warp_counts[w * kRadix + d] += local_start;
-  }
-  __syncthreads();
+  digit_phase(warp_counts, status, digit_offsets, scan_temp, tile, pass, tile_count, local_start);
 
   // Local order (needs no global offset, so it is done before the look-back wait):
-  // pair (warp, i, lane) -> slot = its warp's first slot of the digit + rank; rank[i] becomes the slot.
+  // pair (warp, i, lane) -> slot = its warp's first slot of the digit + rank.
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     if (full || warp_first + 32 * i + lane < N) {
-      rank[i] += my_counts[digit_of(keys[i], shift)];
-      keys_buf[rank[i]] = keys[i];
+      slot[i] += my_counts[digit_of(keys[i], shift)];
+      keys_buf[slot[i]] = keys[i];
     }
   }
+#endif
 #if !VALUES_EARLY
   load_warp_striped(values_src, values, warp_first, lane, full, N);  // keys are dead: reuse their registers
 #endif
 
   // Look-back: the digit's global start for this tile, then this tile's inclusive prefix published.
+  const int d = threadIdx.x;
   if (d < kRadix) {
     unsigned global_start;
     if (tile == 0) {
@@ -308,21 +390,53 @@ onesweep_pass(const unsigned* __restrict__ keys_src, const unsigned* __restrict_
     }
     digit_base[d] = global_start - local_start;  // modulo 2^32: + local slot gives the global index
   }
-#pragma unroll
-  for (int i = 0; i < ITEMS; ++i)
-    if (full || warp_first + 32 * i + lane < N) values_buf[rank[i]] = values[i];
-  __syncthreads();
-
-  // Write-out: thread t -> slots t, t + THREADS, ... (slots below the tile's valid count).
   const int tile_valid = full ? kTile : N - tile_first;
+#if ONE_BUFFER
+  __syncthreads();
+  // Keys out: thread t -> slots t, t + THREADS, ...; neighbouring slots share a digit, so the scattered
+  // stores come out as runs of consecutive addresses. Each slot's digit is kept (4 per register) for
+  // the values, which overwrite the keys in the buffer.
+  constexpr int kPacked = (ITEMS + 3) / 4;
+  unsigned out_digits[kPacked];
+#pragma unroll
+  for (int k = 0; k < kPacked; ++k) out_digits[k] = 0;
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
-    const int slot = i * THREADS + threadIdx.x;
-    if (full || slot < tile_valid) {
-      const unsigned key = keys_buf[slot];
-      const unsigned at = digit_base[digit_of(key, shift)] + slot;
-      keys_dst[at] = key;
-      values_dst[at] = values_buf[slot];
+    const int s = i * THREADS + threadIdx.x;
+    if (full || s < tile_valid) {
+      const unsigned key = keys_buf[s];
+      const unsigned dig = digit_of(key, shift);
+      out_digits[i / 4] |= dig << (8 * (i % 4));
+      keys_dst[digit_base[dig] + s] = key;
     }
   }
+  __syncthreads();  // every key read out before the values take the buffer
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i)
+    if (full || warp_first + 32 * i + lane < N) values_buf[slot[i]] = values[i];
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int s = i * THREADS + threadIdx.x;
+    if (full || s < tile_valid) values_dst[digit_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + s] = values_buf[s];
+  }
+#else
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i)
+    if (full || warp_first + 32 * i + lane < N) values_buf[slot[i]] = values[i];
+  __syncthreads();
+
+  // Write-out: thread t -> slots t, t + THREADS, ... (slots below the tile's valid count); neighbouring
+  // slots share a digit, so the scattered stores come out as runs of consecutive addresses.
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const int s = i * THREADS + threadIdx.x;
+    if (full || s < tile_valid) {
+      const unsigned key = keys_buf[s];
+      const unsigned at = digit_base[digit_of(key, shift)] + s;
+      keys_dst[at] = key;
+      values_dst[at] = values_buf[s];
+    }
+  }
+#endif
 }
