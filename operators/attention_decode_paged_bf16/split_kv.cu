@@ -45,6 +45,7 @@
 #include <forgek/cp_async.cuh>
 #include <forgek/mma.cuh>
 #include <forgek/softmax.cuh>
+#include <forgek/split_kv.cuh>
 
 #define WARPS 4
 #define THREADS 128
@@ -84,8 +85,7 @@ decode_split_kv(const __nv_bfloat16* __restrict__ q,        // [BATCH, HQ, D]
 #pragma unroll
     for (int i = 0; i < TILE * CHUNKS / THREADS; ++i) {
       const int e = threadIdx.x + i * THREADS, r = e / CHUNKS, ch = e % CHUNKS;
-      const int tok = first + r;
-      const size_t row = (((size_t)pages[tok / PAGE] * PAGE + tok % PAGE) * HKV + kvh) * HEAD_DIM + ch * 8;
+      const size_t row = fk::paged_row(pages, first + r, PAGE, HKV, kvh, HEAD_DIM) + ch * 8;
       const int dst = (buf * TILE + r) * HEAD_DIM + fk::swizzle_xor(r, ch) * 8;
       fk::cp_async_cg_16(sK + dst, k_cache + row);
       fk::cp_async_cg_16(sV + dst, v_cache + row);
@@ -178,13 +178,6 @@ decode_merge_splits(const float* __restrict__ part_o,    // [BATCH, HQ, splits, 
 {
   const int h = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
   const size_t state0 = ((size_t)b * HQ + h) * splits;
-  float L = NEG_INF;
-  for (int s = 0; s < splits; ++s) L = fmaxf(L, part_lse[state0 + s]);
-  float num = 0.0f, den = 0.0f;
-  for (int s = 0; s < splits; ++s) {
-    const float f = exp2f(part_lse[state0 + s] - L);
-    num += f * part_o[(state0 + s) * HEAD_DIM + d];
-    den += f;
-  }
-  o[((size_t)b * HQ + h) * HEAD_DIM + d] = __float2bfloat16(num / den);
+  const float merged = fk::lse2_combine(part_o + state0 * HEAD_DIM + d, HEAD_DIM, part_lse + state0, 1, splits);
+  o[((size_t)b * HQ + h) * HEAD_DIM + d] = __float2bfloat16(merged);
 }
