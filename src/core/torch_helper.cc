@@ -71,12 +71,12 @@ bool ReadFrom(int fd, std::string* pending, size_t n, std::string* out, std::str
   }
 }
 
-bool ParseTensorList(const json& list, std::vector<WireTensor>* out, std::string* err) {
+bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::string* err) {
   if (!list.is_array()) return *err = "tensors is not a list", false;
   for (const json& m : list) {
     if (!m.is_object() || !m.contains("name") || !m.contains("dtype") || !m.contains("shape") || !m.contains("nbytes"))
       return *err = "a tensor of the reply lacks name, dtype, shape or nbytes", false;
-    WireTensor t;
+    TorchTensor t;
     t.name = m["name"].get<std::string>();
     t.dtype = m["dtype"].get<std::string>();
     t.shape = m["shape"].get<std::vector<int64_t>>();
@@ -87,6 +87,15 @@ bool ParseTensorList(const json& list, std::vector<WireTensor>* out, std::string
 }
 
 }  // namespace
+
+bool IsTorchGolden(const std::string& golden) {
+  return golden.size() > 3 && golden.compare(golden.size() - 3, 3, ".py") == 0;
+}
+
+std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden) {
+  return "the golden of " + op_name + " is a PyTorch problem (" + golden +
+         "), which the GPU worker does not run yet: give the operator a CUDA golden to run it (docs/importing.md)";
+}
 
 std::string ProblemError::str() const {
   return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
@@ -169,10 +178,10 @@ int TorchWireDtypeSize(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-bool EncodeTorchMessage(const std::string& op, const std::vector<WireTensor>& tensors, std::string* out,
+bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& tensors, std::string* out,
                         std::string* err) {
   json metas = json::array();
-  for (const WireTensor& t : tensors) {
+  for (const TorchTensor& t : tensors) {
     int size = TorchWireDtypeSize(t.dtype);
     if (size == 0) return *err = "tensor " + t.name + ": dtype " + t.dtype + " does not cross to PyTorch", false;
     uint64_t elements = 1;
@@ -182,7 +191,7 @@ bool EncodeTorchMessage(const std::string& op, const std::vector<WireTensor>& te
     metas.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"nbytes", t.bytes.size()}});
   }
   *out = json{{"op", op}, {"tensors", metas}}.dump() + "\n";
-  for (const WireTensor& t : tensors) *out += t.bytes;
+  for (const TorchTensor& t : tensors) *out += t.bytes;
   return true;
 }
 
@@ -220,8 +229,8 @@ bool TorchServer::Start(const TorchHelperPaths& paths, const std::string& file,
   return true;
 }
 
-bool TorchServer::Exchange(const std::string& op, const std::vector<WireTensor>& tensors,
-                           std::vector<WireTensor>* reply, std::string* err) {
+bool TorchServer::Exchange(const std::string& op, const std::vector<TorchTensor>& tensors,
+                           std::vector<TorchTensor>* reply, std::string* err) {
   if (pid_ <= 0) return *err = "the torch helper is not running", false;
   std::string msg;
   if (!EncodeTorchMessage(op, tensors, &msg, err) || !WriteAll(to_, msg, err)) return false;
@@ -232,7 +241,7 @@ bool TorchServer::Exchange(const std::string& op, const std::vector<WireTensor>&
   if (!header.value("ok", false)) return *err = header.value("error", std::string("no error given")), false;
   reply->clear();
   if (!ParseTensorList(header.value("tensors", json::array()), reply, err)) return false;
-  for (WireTensor& t : *reply)
+  for (TorchTensor& t : *reply)
     if (!ReadFrom(from_, &pending, t.bytes.size(), &t.bytes, err)) return false;
   return true;
 }

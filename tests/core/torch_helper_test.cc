@@ -87,15 +87,15 @@ TEST(TorchHelper, EveryDtypeRoundTripsThroughServe) {
   TorchServer server;
   std::string err;
   ASSERT_TRUE(server.Start(Paths(), "", {}, &err)) << err;
-  std::vector<WireTensor> sent;
+  std::vector<TorchTensor> sent;
   int salt = 0;
   for (const char* dt : {"f64", "f32", "f16", "bf16", "i8", "u8", "i32", "i64"}) {
-    WireTensor t{std::string("t_") + dt, dt, {3, 5}, Bytes(15 * TorchWireDtypeSize(dt), ++salt)};
+    TorchTensor t{std::string("t_") + dt, dt, {3, 5}, Bytes(15 * TorchWireDtypeSize(dt), ++salt)};
     // Floating bit patterns that are NaN may be changed by a conversion; these are checked as bits.
     sent.push_back(t);
   }
   sent.push_back({"flags", "bool", {4}, std::string("\x01\x00\x01\x01", 4)});
-  std::vector<WireTensor> got;
+  std::vector<TorchTensor> got;
   ASSERT_TRUE(server.Exchange("echo", sent, &got, &err)) << err;
   ASSERT_EQ(got.size(), sent.size());
   for (size_t i = 0; i < sent.size(); ++i) {
@@ -124,8 +124,8 @@ TEST(TorchHelper, RunIsTheGoldenOfTheModel) {
   std::string err;
   ASSERT_TRUE(server.Start(Paths(), Fixture("level1_19_ReLU.py"), {{"batch_size", 2}, {"dim", 2}}, &err)) << err;
   const float x[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
-  WireTensor in{"x", "f32", {2, 2}, std::string(reinterpret_cast<const char*>(x), sizeof x)};
-  std::vector<WireTensor> got;
+  TorchTensor in{"x", "f32", {2, 2}, std::string(reinterpret_cast<const char*>(x), sizeof x)};
+  std::vector<TorchTensor> got;
   ASSERT_TRUE(server.Exchange("run", {in}, &got, &err)) << err;
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].name, "out");

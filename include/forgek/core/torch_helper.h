@@ -22,6 +22,12 @@ struct TorchHelperPaths {
 };
 bool FindTorchHelper(TorchHelperPaths* paths, std::string* err);
 
+// True when an operator's `golden` names a PyTorch problem file (`.py`) rather than a CUDA kernel.
+bool IsTorchGolden(const std::string& golden);
+
+// What a run says of a PyTorch golden while the worker cannot run one (docs/importing.md).
+std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden);
+
 // One tensor of a described problem; dims are size-constant names or integers (as text).
 struct ProblemTensor {
   std::string name, role, dtype;  // role "input" / "output"; dtype a forgek dtype name
@@ -55,7 +61,7 @@ bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          KernelBenchProblem* problem, ProblemError* error);
 
 // A tensor on the wire: a forgek dtype (f64 f32 f16 bf16 i8 u8 i32 i64, or bool) and its raw bytes.
-struct WireTensor {
+struct TorchTensor {
   std::string name, dtype;
   std::vector<int64_t> shape;
   std::string bytes;
@@ -66,7 +72,7 @@ int TorchWireDtypeSize(const std::string& dtype);
 
 // One framed message: the header line, then each tensor's bytes. False when a tensor's byte count
 // does not match its shape and dtype, or the dtype is not carried.
-bool EncodeTorchMessage(const std::string& op, const std::vector<WireTensor>& tensors, std::string* out,
+bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& tensors, std::string* out,
                         std::string* err);
 
 // A `serve` process and its pipes. Exchange sends one request and reads its reply.
@@ -81,7 +87,7 @@ class TorchServer {
   bool Start(const TorchHelperPaths& paths, const std::string& file, const std::map<std::string, int64_t>& sizes,
              std::string* err);
   // Sends op with tensors; fills the reply's tensors. False with the reply's error or a broken pipe.
-  bool Exchange(const std::string& op, const std::vector<WireTensor>& tensors, std::vector<WireTensor>* reply,
+  bool Exchange(const std::string& op, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
                 std::string* err);
   // Closes its stdin and waits for it to end; its exit code (-1 when none was started).
   int Stop();
