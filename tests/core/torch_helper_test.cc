@@ -25,10 +25,13 @@ TorchHelperPaths Paths() {
 TEST(TorchHelper, FindsItsScriptAndRefusesABadPython) {
   TorchHelperPaths paths = Paths();
   EXPECT_NE(paths.script.find("forgek_torch_helper.py"), std::string::npos);
+  const char* before = std::getenv("FORGEK_PYTHON");
+  const std::string saved = before ? before : "";
   setenv("FORGEK_PYTHON", "/nonexistent/python3", 1);
   std::string err;
   EXPECT_FALSE(FindTorchHelper(&paths, &err));
-  unsetenv("FORGEK_PYTHON");
+  if (before) setenv("FORGEK_PYTHON", saved.c_str(), 1);
+  else unsetenv("FORGEK_PYTHON");
   EXPECT_NE(err.find("FORGEK_PYTHON=/nonexistent/python3 is not an executable file"), std::string::npos) << err;
 }
 
