@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "ops_bench.h"
+#include "ops_import.h"
 #include "ops_torch_golden.h"
 #include "printable.h"
 #include "forgek/core/candidate.h"
@@ -420,7 +421,7 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
 }  // namespace
 
 void set_ops_command(CLI::App& app, Context& ctx) {
-  CLI::App* ops = app.add_subcommand("ops", "List, show, validate and bench operators");
+  CLI::App* ops = app.add_subcommand("ops", "List, show, validate, bench and import operators");
   ops->require_subcommand(1);
 
   CLI::App* list = ops->add_subcommand("list", "One line per operator: name, category, configs, reference, aliases");
@@ -440,6 +441,7 @@ void set_ops_command(CLI::App& app, Context& ctx) {
   validate->callback([&ctx, names, no_compile] { ValidateOperators(ctx, *names, !*no_compile); });
 
   AddOpsBenchCommand(ops, ctx);
+  AddOpsImportCommand(ops, ctx);
 }
 
 }  // namespace forgek::cli
