@@ -63,6 +63,43 @@ TEST(OpsImport, KernelBenchReluWritesAValidOperator) {
   EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
 }
 
+// Level-1 and level-2 problems with plain seeds (tests/fixtures/import/seeds/): each folder validates,
+// NVRTC included, with its sizes named.
+TEST(OpsImport, KernelBenchLevel1AndLevel2ProblemsImportAndValidate) {
+  struct Case {
+    const char* file;
+    const char* seed;
+    const char* sizes;
+    const char* name;
+    const char* category;
+    std::vector<std::string> params;
+  };
+  const Case cases[] = {
+      {"level1_23_Softmax.py", "softmax_seed.cu", "batch_size=64,dim=4096", "softmax_rows", "softmax", {"batch_size", "dim"}},
+      {"level1_89_cumsum.py", "cumsum_seed.cu", "batch_size=64", "cumsum_rows", "scan", {"batch_size"}},
+      {"level1_36_RMSNorm_.py", "rmsnorm_seed.cu", "batch_size=4,dim1=64,dim2=64", "rmsnorm_features", "norm",
+       {"batch_size", "dim1", "dim2", "features"}},
+      {"level2_9_Matmul_Subtract_Multiply_ReLU.py", "linear_sub_mul_relu_seed.cu",
+       "batch_size=64,in_features=1024,out_features=512", "linear_sub_mul_relu", "elementwise",
+       {"batch_size", "in_features", "out_features"}},
+  };
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("ops"));
+  const std::string seeds = SourceDir() + "/tests/fixtures/import/seeds/";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    CommandResult r =
+        Import(tmp, {Fixture(c.file), "--seed", seeds + c.seed, "--sizes", c.sizes, "--name", c.name});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    nlohmann::json op = nlohmann::json::parse(ReadFile(tmp.file(std::string("ops/") + c.name + "/operator.json")));
+    EXPECT_EQ(op["params"], nlohmann::json(c.params));
+    EXPECT_EQ(op["category"], c.category);
+    CommandResult v = RunForgek({"--operators", tmp.file("ops"), "ops", "validate", c.name},
+                                {"XDG_CACHE_HOME=" + tmp.file("cache")});
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  }
+}
+
 TEST(OpsImport, BrokenProblemIsRefusedWithItsLineAndNothingWritten) {
   TempDir tmp;
   std::filesystem::create_directories(tmp.file("ops"));
