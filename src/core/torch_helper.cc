@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "forgek/core/json_parse.h"
 #include "forgek/core/paths.h"
 #include "forgek/core/subprocess.h"
 
@@ -137,7 +138,7 @@ bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
   ProcessOutput run = RunProcess(argv, timeout_s);
   if (!run.started) return error->message = "could not start " + paths.python + ": " + run.err, false;
   if (run.timed_out) return error->message = "describing it took longer than " + std::to_string(int(timeout_s)) + " s", false;
-  json j = json::parse(run.out, nullptr, false);
+  json j = ParseJsonLenient(run.out);
   if (j.is_discarded() || !j.is_object()) {
     std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
     return error->message = "the torch helper (" + paths.python + " " + paths.script + ") exited " +
@@ -236,7 +237,7 @@ bool TorchServer::Exchange(const std::string& op, const std::vector<TorchTensor>
   if (!EncodeTorchMessage(op, tensors, &msg, err) || !WriteAll(to_, msg, err)) return false;
   std::string pending, line;
   if (!ReadFrom(from_, &pending, std::string::npos, &line, err)) return false;
-  json header = json::parse(line, nullptr, false);
+  json header = ParseJsonLenient(line);
   if (header.is_discarded() || !header.is_object()) return *err = "the torch helper's reply is not JSON: " + line, false;
   if (!header.value("ok", false)) return *err = header.value("error", std::string("no error given")), false;
   reply->clear();
