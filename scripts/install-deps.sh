@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
           libsqlite3-dev libcurl4-openssl-dev libssl-dev libgtest-dev libgmock-dev libcpp-httplib-dev
-          python3)  # python3: the dependency check (scripts/check-deps.py, standard library only)
+          python3      # python3: the dependency check (scripts/check-deps.py, standard library only)
+          python3-torch)  # PyTorch (CPU) for `forgek ops import` and its helper (scripts/forgek_torch_helper.py)
 # The ci preset (CI=true scripts/dev.sh test): clang with libFuzzer and the sanitizers.
 if [[ "${FORGEK_SANITIZE_DEPS:-}" == "1" ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -19,6 +19,7 @@
 #include "forgek/compile/compile.h"
 #include "forgek/core/operator_spec.h"
 #include "forgek/core/paths.h"
+#include "forgek/core/torch_helper.h"
 #include "forgek/eval/worker_client.h"
 #include "forgek/protocol/worker_protocol.h"
 
@@ -71,6 +72,7 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
     return p;
   };
   Compiled out;
+  if (IsTorchGolden(op.golden)) throw Failure(TorchGoldenNotRunMessage(op.name, op.golden));
   Candidate golden = LoadKernelFile(op.dir + "/" + op.golden);
   auto golden_future = submit(golden, fixed(golden.manifest));
   auto cand_future = submit(cand, params);

@@ -2,6 +2,7 @@
 #include "load_operator.h"
 
 #include "forgek/core/suggest.h"
+#include "forgek/core/torch_helper.h"
 
 namespace forgek::cli {
 
@@ -26,6 +27,10 @@ OperatorSpec LoadOperatorOption(const Context& ctx, const std::string& option, c
   std::string dir, err;
   if (!ResolveOperator(OperatorsDir(ctx), name, &dir, &err)) throw UsageError(option + ": " + err);
   return Load(dir);
+}
+
+void RefuseTorchGolden(const OperatorSpec& op) {
+  if (IsTorchGolden(op.golden)) throw Failure(TorchGoldenNotRunMessage(op.name, op.golden));
 }
 
 void CheckConfigNames(const OperatorSpec& op, const std::vector<std::string>& configs) {

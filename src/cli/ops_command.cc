@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "ops_bench.h"
+#include "ops_import.h"
+#include "ops_torch_golden.h"
 #include "printable.h"
 #include "forgek/core/candidate.h"
 #include "forgek/compile/compile.h"
@@ -19,6 +21,7 @@
 #include "forgek/core/param_corners.h"
 #include "forgek/core/paths.h"
 #include "forgek/core/spec_limits.h"
+#include "forgek/core/torch_helper.h"
 
 namespace forgek::cli {
 namespace {
@@ -228,7 +231,9 @@ struct Validation {
 std::vector<KernelFile> KernelFiles(const OperatorSpec& op) {
   auto abs = [&](const std::string& rel) { return (fs::path(op.dir) / rel).lexically_normal().string(); };
   // A seed may be a search space (params with domains); golden and reference are fixed kernels.
-  std::vector<KernelFile> files = {{"golden", abs(op.golden), true}, {"seed", abs(op.seed), false}};
+  // A PyTorch golden is no kernel: CheckTorchGolden checks it instead.
+  std::vector<KernelFile> files = {{"seed", abs(op.seed), false}};
+  if (!IsTorchGolden(op.golden)) files.insert(files.begin(), {"golden", abs(op.golden), true});
   if (!op.reference.kernel.empty()) files.push_back({"reference.kernel", abs(op.reference.kernel), true});
   for (size_t i = 0; i < op.families.size(); ++i)
     files.push_back({"families[" + std::to_string(i) + "]", abs(op.families[i]), false});
@@ -287,6 +292,7 @@ void ValidateOperator(const std::string& dir, const std::string& arch,
     v.diags.push_back({op.path, "reference.library", 0, 0,
                        "unknown library reference '" + op.reference.library + "'; this build provides: " +
                            Join(LibraryReferenceIds())});
+  if (IsTorchGolden(op.golden)) CheckTorchGolden(op, &v.diags);
   for (const KernelFile& k : KernelFiles(op)) {
     Candidate c;
     if (!CheckKernelFile(op, k, &c, &v.diags)) continue;
@@ -415,7 +421,7 @@ void ValidateOperators(const Context& ctx, const std::vector<std::string>& names
 }  // namespace
 
 void set_ops_command(CLI::App& app, Context& ctx) {
-  CLI::App* ops = app.add_subcommand("ops", "List, show, validate and bench operators");
+  CLI::App* ops = app.add_subcommand("ops", "List, show, validate, bench and import operators");
   ops->require_subcommand(1);
 
   CLI::App* list = ops->add_subcommand("list", "One line per operator: name, category, configs, reference, aliases");
@@ -435,6 +441,7 @@ void set_ops_command(CLI::App& app, Context& ctx) {
   validate->callback([&ctx, names, no_compile] { ValidateOperators(ctx, *names, !*no_compile); });
 
   AddOpsBenchCommand(ops, ctx);
+  AddOpsImportCommand(ops, ctx);
 }
 
 }  // namespace forgek::cli

@@ -168,6 +168,7 @@ void Run(Context& ctx, const RunArgs& a) {
   if (a.resume.empty()) {
     op = LoadOperatorOption(ctx, "--op", a.op);
     CheckConfigNames(op, a.configs);
+    RefuseTorchGolden(op);
   }
 
   Store store;
@@ -183,6 +184,7 @@ void Run(Context& ctx, const RunArgs& a) {
       throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + a.op);
     op = LoadOperatorOrFail(ctx, prev.operator_name);
     CheckConfigNames(op, a.configs);
+    RefuseTorchGolden(op);
   }
 
   RunOptions opts;

@@ -15,6 +15,7 @@
 #include "forgek/core/params.h"
 #include "forgek/knowledge/store.h"
 #include "forgek/core/json_parse.h"
+#include "forgek/core/torch_helper.h"
 
 namespace forgek {
 
@@ -105,6 +106,10 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
 
 bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& compiler, KernelUnderTest* out,
                    std::string* err) {
+  if (IsTorchGolden(op.golden)) {
+    *err = TorchGoldenNotRunMessage(op.name, op.golden);
+    return false;
+  }
   std::string path = (std::filesystem::path(op.dir) / op.golden).string();
   Candidate golden;
   Diagnostics diags;

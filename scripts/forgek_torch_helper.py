@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""forgek's PyTorch side: describes a KernelBench problem for `forgek ops import`, and answers a
+framed tensor protocol on stdin/stdout (docs/importing.md, "The helper").
+
+  forgek_torch_helper.py describe FILE.py [--sizes NAME=V,...]
+      Imports FILE.py in this fresh process and prints one JSON object on stdout: the problem's
+      size constants (module-level ints), its inputs (get_inputs() then the Model's parameters and
+      buffers), its outputs, each with a dtype and a shape whose dimensions are size-constant
+      names or integers, and an init for inputs. A problem forgek cannot express is refused:
+      exit 1 and {"error": ..., "file": ..., "line": ...} on stdout.
+  forgek_torch_helper.py serve [FILE.py [--sizes NAME=V,...]]
+      Answers requests on stdin until end of file (see the protocol below). Without FILE.py only
+      `echo` is served (the protocol's own test).
+
+Protocol: every message, both ways, is one header line of UTF-8 JSON ending in "\n", then the raw
+bytes of its tensors in header order, each `nbytes` long, little-endian, C-contiguous.
+  request  {"op": "echo" | "run", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...]}
+  reply    {"ok": true, "tensors": [...]}  or  {"ok": false, "error": "..."} (no bytes follow)
+`run` gives the named inputs (and parameters) to the problem's Model, computes in float64 and
+returns every floating output as f32 (the golden's contract, docs/operator-format.md) and integer
+outputs in their own dtype. Exit codes: 0 ok, 1 refused or failed, 2 usage.
+"""
+import argparse
+import importlib.util
+import json
+import math
+import os
+import sys
+import traceback
+
+# forgek dtype -> (torch dtype name, bytes per element). bool travels as one byte per element.
+DTYPES = {
+    "f64": ("float64", 8), "f32": ("float32", 4), "f16": ("float16", 2), "bf16": ("bfloat16", 2),
+    "i8": ("int8", 1), "u8": ("uint8", 1), "i32": ("int32", 4), "i64": ("int64", 8), "bool": ("bool", 1),
+}
+FLOATING = {"f64", "f32", "f16", "bf16"}
+# Size constants below this are kept as literals (an axis, a kernel size): only larger ones are
+# probed and named.
+MIN_SIZE_CONSTANT = 16
+PROBES = ([17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79],
+          [83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163])
+
+
+class Refused(Exception):
+    """A problem forgek cannot express; `line` locates it in the problem file when known."""
+
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.line = line
+
+
+def import_torch():
+    try:
+        import torch  # noqa: F401
+        return torch
+    except ImportError as e:
+        raise Refused("PyTorch is not installed for %s (%s); install python3-torch "
+                      "(scripts/install-deps.sh) or set FORGEK_PYTHON to a python3 that has torch" % (sys.executable, e))
+
+
+def forgek_dtype(torch, dt):
+    for name, (tname, _) in DTYPES.items():
+        if getattr(torch, tname) == dt:
+            return name
+    return None
+
+
+def parse_sizes(text):
+    sizes = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise Refused("--sizes: expected NAME=V[,NAME=V...], got '%s'" % item)
+        try:
+            sizes[name.strip()] = int(value)
+        except ValueError:
+            raise Refused("--sizes: %s: '%s' is not an integer" % (name.strip(), value))
+        if sizes[name.strip()] < 1:
+            raise Refused("--sizes: %s must be at least 1" % name.strip())
+    return sizes
+
+
+def load_problem(path, overrides=None):
+    """Imports the problem file as a fresh module, with its int constants replaced by `overrides`
+    before get_inputs/get_init_inputs run (they read the module's globals when called)."""
+    spec = importlib.util.spec_from_file_location("forgek_problem_%d" % len(sys.modules), path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise Refused("syntax error: %s" % e.msg, e.lineno or 0)
+    except Exception as e:
+        raise Refused("importing it raised %s: %s" % (type(e).__name__, e), error_line(e, path))
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, name):
+            raise Refused("no `%s` defined (a KernelBench problem has class Model, get_inputs and get_init_inputs)" % name)
+    for name, value in (overrides or {}).items():
+        setattr(module, name, value)
+    return module
+
+
+def error_line(exc, path):
+    """The line of `path` where `exc` was raised, 0 when it was not raised there."""
+    line = 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == os.path.abspath(path):
+            line = frame.lineno
+    return line
+
+
+def size_constants(module):
+    return {k: v for k, v in vars(module).items()
+            if not k.startswith("_") and type(v) is int and v >= MIN_SIZE_CONSTANT}
+
+
+def instantiate(torch, module, path):
+    """Model(*get_init_inputs()), its inputs and outputs (CPU, seeded)."""
+    torch.manual_seed(0)
+    try:
+        init = list(module.get_init_inputs())
+        model = module.Model(*init)
+        inputs = list(module.get_inputs())
+    except Exception as e:
+        raise Refused("building the problem raised %s: %s" % (type(e).__name__, e), error_line(e, path))
+    names = input_names(module, len(inputs))
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise Refused("get_inputs()[%d] (%s) is a %s, not a tensor: forgek's inputs are tensors"
+                          % (i, names[i], type(x).__name__), line_of(module.get_inputs))
+    try:
+        with torch.no_grad():
+            out = model(*inputs)
+    except Exception as e:
+        raise Refused("Model.forward raised %s: %s" % (type(e).__name__, e), error_line(e, path))
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    for i, y in enumerate(outs):
+        if not isinstance(y, torch.Tensor):
+            raise Refused("output %d of Model.forward is a %s, not a tensor" % (i, type(y).__name__),
+                          line_of(module.Model.forward))
+    return model, inputs, names, outs
+
+
+def line_of(fn):
+    code = getattr(fn, "__code__", None)
+    return code.co_firstlineno if code else 0
+
+
+def input_names(module, count):
+    """The names of forward's parameters (after self), else x0, x1, ..."""
+    code = module.Model.forward.__code__
+    args = list(code.co_varnames[1:code.co_argcount])
+    return [args[i] if i < len(args) else "x%d" % i for i in range(count)]
+
+
+def state_tensors(model):
+    """The Model's parameters and buffers as (operator name, state_dict key, tensor)."""
+    out = []
+    for key, t in model.state_dict().items():
+        out.append((key.replace(".", "_"), key, t))
+    return out
+
+
+def shapes_of(torch, module, path, sizes):
+    """Instantiates the problem with the given int constants and returns every tensor's shape."""
+    mod = load_problem(path, sizes)
+    model, inputs, names, outs = instantiate(torch, mod, path)
+    shapes = {n: list(x.shape) for n, x in zip(names, inputs)}
+    for name, _, t in state_tensors(model):
+        shapes[name] = list(t.shape)
+    for i, y in enumerate(outs):
+        shapes[output_name(i, len(outs))] = list(y.shape)
+    return shapes
+
+
+def output_name(i, count):
+    return "out" if count == 1 else "out%d" % i
+
+
+def init_of(torch, t):
+    """An init spec (docs/operator-format.md) matching the values drawn."""
+    if not t.is_floating_point():
+        return {"dist": "int_range", "lo": int(t.min()), "hi": int(t.max()) + 1}
+    lo, hi = float(t.min()), float(t.max())
+    if t.numel() > 1 and lo >= 0.0 and hi <= 1.0:
+        return {"dist": "uniform", "lo": 0, "hi": 1}
+    if t.numel() > 1 and -hi <= lo < 0 and abs(lo + hi) <= 0.25 * (hi - lo) and float(t.std()) < 0.65 * hi:
+        bound = float("%.3g" % max(-lo, hi))
+        return {"dist": "uniform", "lo": -bound, "hi": bound}
+    std = float(t.std()) if t.numel() > 1 else 1.0
+    return {"dist": "normal", "mean": round(float(t.mean()), 2), "std": float("%.3g" % (std or 1.0))}
+
+
+def model_at(torch, path, sizes):
+    """The Model alone, built at `sizes` (seeded)."""
+    module = load_problem(path, sizes)
+    torch.manual_seed(0)
+    try:
+        return module.Model(*module.get_init_inputs())
+    except Exception as e:
+        raise Refused("building the Model at %s raised %s: %s" % (sizes, type(e).__name__, e), error_line(e, path))
+
+
+def parameter_init(t):
+    """nn's default inits draw uniformly within a bound: uniform[-b, b] with b the largest magnitude
+    drawn; a constant parameter (a norm's weight of ones) is drawn around its value."""
+    lo, hi = float(t.min()), float(t.max())
+    if lo == hi:
+        return {"dist": "normal", "mean": lo, "std": 0.1 * max(abs(lo), 1.0)}
+    bound = float("%.4g" % max(-lo, hi))
+    return {"dist": "uniform", "lo": -bound, "hi": bound}
+
+
+def name_dims(real, probes, constants, what):
+    """Each dimension as a constant's name (it follows that constant in both probes) or an integer
+    (it stays the same); else refused naming the tensor and dimension."""
+    dims = []
+    for d, value in enumerate(real):
+        names = [c for c in constants if all(p[d] == pv[c] for p, pv in probes)]
+        if len(names) == 1:
+            dims.append(names[0])
+        elif all(p[d] == value for p, _ in probes):
+            dims.append(value)
+        else:
+            raise Refused("%s: dimension %d (%d) depends on the sizes in a way forgek cannot name "
+                          "(not one size constant, not fixed)" % (what, d, value))
+    return dims
+
+
+def describe(path, sizes):
+    torch = import_torch()
+    path = os.path.abspath(path)
+    module = load_problem(path)
+    constants = size_constants(module)
+    unknown = sorted(set(sizes) - set(constants))
+    if unknown:
+        raise Refused("--sizes names %s, not a size constant of the problem (its size constants: %s)"
+                      % (", ".join(unknown), ", ".join(sorted(constants)) or "none"))
+    config = dict(constants, **sizes)
+    # The shapes as expressions: two small probes give every size constant a distinct value.
+    probes = []
+    for values in PROBES:
+        pv = {c: values[i % len(values)] for i, c in enumerate(sorted(constants))}
+        try:
+            probes.append((shapes_of(torch, module, path, pv), pv))
+        except Refused as e:
+            raise Refused("the problem does not run at small probe sizes (%s): %s" % (pv, e), e.line)
+    mod = load_problem(path, {c: probes[0][1][c] for c in constants})
+    model, inputs, names, outs = instantiate(torch, mod, path)
+    tensors = []
+
+    def add(name, t, role):
+        dt = forgek_dtype(torch, t.dtype)
+        if dt is None or dt == "bool":
+            raise Refused("%s %s has dtype %s, which forgek does not support" % (role, name, t.dtype))
+        shape = name_dims(list(t.shape), [(p[name], pv) for p, pv in probes], sorted(constants), name)
+        if not shape:
+            raise Refused("%s %s is a 0-dimensional tensor; forgek's tensors have at least one dimension" % (role, name))
+        entry = {"name": name, "role": role, "dtype": dt, "shape": shape}
+        if role == "input":
+            entry["init"] = init_of(torch, t)
+        tensors.append(entry)
+
+    for n, x in zip(names, inputs):
+        add(n, x, "input")
+    # Parameters' values depend on the sizes (nn.Linear draws within 1/sqrt(in_features)): their
+    # init is read from the Model built at the config's sizes (no inputs, no forward).
+    real = {n: t for n, _, t in state_tensors(model_at(torch, path, config))}
+    for name, key, t in state_tensors(model):
+        add(name, t, "input")
+        tensors[-1]["state_key"] = key
+        tensors[-1]["init"] = parameter_init(real[name])
+    for i, y in enumerate(outs):
+        add(output_name(i, len(outs)), y, "output")
+    scalars = {k: v for k, v in vars(module).items()
+               if not k.startswith("_") and type(v) in (int, float) and k not in constants}
+    return {"file": path, "params": sorted(constants), "config": config, "tensors": tensors,
+            "fixed": scalars, "torch": torch.__version__}
+
+
+# ---- the framed protocol ----
+
+def read_message(stream):
+    line = stream.readline()
+    if not line:
+        return None, []
+    header = json.loads(line.decode("utf-8"))
+    blobs = []
+    for t in header.get("tensors", []):
+        n = int(t["nbytes"])
+        data = stream.read(n)
+        if len(data) != n:
+            raise ValueError("tensor %s: %d of %d bytes before end of input" % (t.get("name"), len(data), n))
+        blobs.append(data)
+    return header, blobs
+
+
+def write_message(stream, header, blobs=()):
+    stream.write((json.dumps(header) + "\n").encode("utf-8"))
+    for b in blobs:
+        stream.write(b)
+    stream.flush()
+
+
+def to_tensor(torch, meta, data):
+    dt = meta["dtype"]
+    if dt not in DTYPES:
+        raise ValueError("tensor %s: dtype %s is not one the helper carries (%s)" % (meta["name"], dt, " ".join(DTYPES)))
+    tname, size = DTYPES[dt]
+    shape = [int(d) for d in meta["shape"]]
+    if math.prod(shape) * size != len(data):
+        raise ValueError("tensor %s: %d bytes for shape %s of %s" % (meta["name"], len(data), shape, dt))
+    if not data:
+        return torch.empty(shape, dtype=getattr(torch, tname))
+    flat = torch.frombuffer(bytearray(data), dtype=getattr(torch, tname))
+    return flat.reshape(shape)
+
+
+def from_tensor(torch, name, t):
+    t = t.detach().cpu().contiguous()
+    dt = forgek_dtype(torch, t.dtype)
+    if dt is None:
+        raise ValueError("output %s has dtype %s, which the helper does not carry" % (name, t.dtype))
+    if t.numel() == 0:
+        data = b""
+    elif dt in ("bf16", "f16"):  # no numpy for these: their bits as int16
+        data = t.view(torch.int16).numpy().tobytes()
+    else:
+        data = t.numpy().tobytes()
+    return {"name": name, "dtype": dt, "shape": list(t.shape), "nbytes": len(data)}, data
+
+
+class Golden:
+    """The problem's Model at one config, computing in float64."""
+
+    def __init__(self, torch, path, sizes):
+        self.torch = torch
+        module = load_problem(os.path.abspath(path), sizes)
+        torch.manual_seed(0)
+        self.model = module.Model(*module.get_init_inputs()).double().eval()
+        self.names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
+        self.state = {k.replace(".", "_"): k for k in self.model.state_dict()}
+
+    def run(self, tensors):
+        torch = self.torch
+        inputs, state = {}, {}
+        for name, t in tensors.items():
+            x = t.double() if t.is_floating_point() else t
+            if name in self.state:
+                state[self.state[name]] = x
+            else:
+                inputs[name] = x
+        missing = sorted(set(self.state) - set(tensors))
+        if missing:
+            raise ValueError("missing parameter tensors: %s" % ", ".join(missing))
+        self.model.load_state_dict(state)
+        args = [inputs[n] for n in self.names if n in inputs]
+        with torch.no_grad():
+            out = self.model(*args)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        result = []
+        for i, y in enumerate(outs):
+            result.append((output_name(i, len(outs)), y.float() if y.is_floating_point() else y))
+        return result
+
+
+def serve(path, sizes, stdin, stdout):
+    torch = import_torch()
+    golden = Golden(torch, path, sizes) if path else None
+    while True:
+        header, blobs = read_message(stdin)
+        if header is None:
+            return 0
+        try:
+            tensors = {m["name"]: to_tensor(torch, m, b) for m, b in zip(header.get("tensors", []), blobs)}
+            if header.get("op") == "echo":
+                outs = list(tensors.items())
+            elif header.get("op") == "run":
+                if golden is None:
+                    raise ValueError("run needs a problem file: serve FILE.py")
+                outs = golden.run(tensors)
+            else:
+                raise ValueError("unknown op %r (echo, run)" % header.get("op"))
+            metas, datas = zip(*[from_tensor(torch, n, t) for n, t in outs]) if outs else ((), ())
+            write_message(stdout, {"ok": True, "tensors": list(metas)}, datas)
+        except Exception as e:  # the request fails; the helper goes on
+            write_message(stdout, {"ok": False, "error": "%s: %s" % (type(e).__name__, e)})
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="forgek_torch_helper.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("describe")
+    d.add_argument("file")
+    d.add_argument("--sizes", default="")
+    s = sub.add_parser("serve")
+    s.add_argument("file", nargs="?")
+    s.add_argument("--sizes", default="")
+    args = parser.parse_args(argv)
+    try:
+        sizes = parse_sizes(args.sizes)
+        if args.cmd == "describe":
+            if not os.path.isfile(args.file):
+                raise Refused("no such file")
+            print(json.dumps(describe(args.file, sizes), indent=1))
+            return 0
+        return serve(args.file, sizes, sys.stdin.buffer, sys.stdout.buffer)
+    except Refused as e:
+        print(json.dumps({"error": str(e), "file": os.path.abspath(getattr(args, "file", "") or ""), "line": e.line}))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.dont_write_bytecode = True
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Tests scripts/forgek_torch_helper.py on the CPU (needs torch: python3-torch): `describe` of the
+KernelBench problems under tests/fixtures/import/kernelbench/, refusals located in the file, the
+framed protocol's round trip of every dtype it carries, and `run` against the problem's own Model.
+
+Run: python3 scripts/forgek_torch_helper_test.py   (exit 0 when every test passes)
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "import", "kernelbench")
+SCRIPT = os.path.join(HERE, "forgek_torch_helper.py")
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+
+import forgek_torch_helper as helper  # noqa: E402
+import torch  # noqa: E402
+
+
+def describe(path, *extra):
+    p = subprocess.run([sys.executable, SCRIPT, "describe", path, *extra], capture_output=True, text=True, timeout=300)
+    return p.returncode, json.loads(p.stdout)
+
+
+def write_problem(folder, text):
+    path = os.path.join(folder, "problem.py")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+PROBLEM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {body}
+
+rows = 64
+cols = 128
+
+def get_inputs():
+    return [{inputs}]
+
+def get_init_inputs():
+    return []
+"""
+
+
+class DescribeTest(unittest.TestCase):
+    def test_relu_names_both_sizes(self):
+        rc, d = describe(os.path.join(FIXTURES, "level1_19_ReLU.py"))
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["params"], ["batch_size", "dim"])
+        self.assertEqual(d["config"], {"batch_size": 4096, "dim": 393216})
+        x, out = d["tensors"]
+        self.assertEqual((x["name"], x["role"], x["dtype"], x["shape"]), ("x", "input", "f32", ["batch_size", "dim"]))
+        self.assertEqual(x["init"], {"dist": "uniform", "lo": 0, "hi": 1})
+        self.assertEqual((out["name"], out["role"], out["shape"]), ("out", "output", ["batch_size", "dim"]))
+
+    def test_cumsum_keeps_a_tuple_size_literal_and_the_axis_fixed(self):
+        rc, d = describe(os.path.join(FIXTURES, "level1_89_cumsum.py"))
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["tensors"][0]["shape"], ["batch_size", 32768])
+        self.assertEqual(d["fixed"], {"dim": 1})
+
+    def test_sizes_override_the_config(self):
+        rc, d = describe(os.path.join(FIXTURES, "level1_23_Softmax.py"), "--sizes", "batch_size=128,dim=4096")
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["config"], {"batch_size": 128, "dim": 4096})
+
+    def test_unknown_size_is_refused_naming_the_constants(self):
+        rc, d = describe(os.path.join(FIXTURES, "level1_23_Softmax.py"), "--sizes", "rows=3")
+        self.assertEqual(rc, 1)
+        self.assertIn("rows", d["error"])
+        self.assertIn("batch_size, dim", d["error"])
+
+    def test_model_parameters_are_inputs_with_the_real_bound(self):
+        rc, d = describe(os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py"))
+        self.assertEqual(rc, 0, d)
+        by = {t["name"]: t for t in d["tensors"]}
+        self.assertEqual(by["linear_weight"]["shape"], ["out_features", "in_features"])
+        self.assertEqual(by["linear_weight"]["state_key"], "linear.weight")
+        self.assertEqual(by["linear_bias"]["shape"], ["out_features"])
+        bound = by["linear_weight"]["init"]["hi"]
+        self.assertAlmostEqual(bound, 8192 ** -0.5, delta=1e-4)  # nn.Linear's, at in_features=8192
+        self.assertEqual(d["fixed"], {"subtract_value": 2.0, "multiply_value": 1.5})
+
+    def test_rmsnorm_four_dimensions(self):
+        rc, d = describe(os.path.join(FIXTURES, "level1_36_RMSNorm_.py"))
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["tensors"][-1]["shape"], ["batch_size", "features", "dim1", "dim2"])
+
+    def test_syntax_error_is_located(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_problem(tmp, PROBLEM.format(body="torch.relu(x", inputs="torch.rand(rows, cols)"))
+            rc, d = describe(path)
+            self.assertEqual(rc, 1)
+            self.assertIn("syntax error", d["error"])
+            self.assertEqual(d["file"], path)
+            self.assertGreater(d["line"], 0)
+
+    def test_forward_error_is_located(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_problem(tmp, PROBLEM.format(body="x @ x", inputs="torch.rand(rows, cols)"))
+            rc, d = describe(path)
+            self.assertEqual(rc, 1)
+            self.assertIn("Model.forward raised", d["error"])
+            self.assertEqual(d["line"], 9)
+
+    def test_non_tensor_output_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_problem(tmp, PROBLEM.format(body="x.sum().item()", inputs="torch.rand(rows, cols)")))
+            self.assertEqual(rc, 1)
+            self.assertIn("not a tensor", d["error"])
+
+    def test_data_dependent_shape_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_problem(tmp, PROBLEM.format(body="x[x > 0.5]", inputs="torch.rand(rows, cols)")))
+            self.assertEqual(rc, 1)
+            self.assertIn("out: dimension 0", d["error"])
+
+    def test_bool_output_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_problem(tmp, PROBLEM.format(body="x > 0.5", inputs="torch.rand(rows, cols)")))
+            self.assertEqual(rc, 1)
+            self.assertIn("torch.bool", d["error"])
+
+    def test_missing_model_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_problem(tmp, "x = 1\n"))
+            self.assertEqual(rc, 1)
+            self.assertIn("no `Model`", d["error"])
+
+
+def request(op, tensors):
+    """One framed request of (name, tensor) pairs."""
+    buf = io.BytesIO()
+    metas, datas = [], []
+    for name, t in tensors:
+        m, data = helper.from_tensor(torch, name, t)
+        metas.append(m)
+        datas.append(data)
+    helper.write_message(buf, {"op": op, "tensors": metas}, datas)
+    return buf.getvalue()
+
+
+def exchange(raw, path=None, sizes=None):
+    out = io.BytesIO()
+    helper.serve(path, sizes or {}, io.BytesIO(raw), out)
+    out.seek(0)
+    replies = []
+    while True:
+        header, blobs = helper.read_message(out)
+        if header is None:
+            return replies
+        tensors = [helper.to_tensor(torch, m, b) for m, b in zip(header.get("tensors", []), blobs)]
+        replies.append((header, tensors))
+
+
+class ProtocolTest(unittest.TestCase):
+    def sample(self, dtype):
+        g = torch.Generator().manual_seed(1)
+        if dtype == torch.bool:
+            return torch.rand(3, 5, generator=g) > 0.5
+        if dtype.is_floating_point:
+            return (torch.randn(3, 5, generator=g, dtype=torch.float64) * 100).to(dtype)
+        info = torch.iinfo(dtype)
+        return torch.randint(info.min, info.max, (3, 5), generator=g, dtype=torch.int64).to(dtype)
+
+    def test_every_dtype_round_trips_bit_exact(self):
+        for dt, (tname, size) in helper.DTYPES.items():
+            with self.subTest(dtype=dt):
+                t = self.sample(getattr(torch, tname))
+                (header, tensors), = exchange(request("echo", [("t", t)]))
+                self.assertTrue(header["ok"], header)
+                self.assertEqual(header["tensors"][0]["dtype"], dt)
+                self.assertEqual(header["tensors"][0]["nbytes"], 15 * size)
+                self.assertEqual(tensors[0].dtype, t.dtype)
+                self.assertTrue(torch.equal(tensors[0], t))
+
+    def test_many_tensors_and_empty_and_several_requests(self):
+        a, b = self.sample(torch.float16), torch.zeros(0, 4, dtype=torch.int32)
+        raw = request("echo", [("a", a), ("b", b)]) + request("echo", [("c", self.sample(torch.int64))])
+        replies = exchange(raw)
+        self.assertEqual(len(replies), 2)
+        self.assertEqual([m["name"] for m in replies[0][0]["tensors"]], ["a", "b"])
+        self.assertEqual(list(replies[0][1][1].shape), [0, 4])
+
+    def test_wrong_size_is_an_error_reply_and_serving_goes_on(self):
+        bad = b'{"op": "echo", "tensors": [{"name": "t", "dtype": "f32", "shape": [4], "nbytes": 8}]}\n' + bytes(8)
+        replies = exchange(bad + request("echo", [("u", self.sample(torch.uint8))]))
+        self.assertFalse(replies[0][0]["ok"])
+        self.assertIn("8 bytes for shape [4] of f32", replies[0][0]["error"])
+        self.assertTrue(replies[1][0]["ok"])
+
+    def test_unknown_dtype_and_op(self):
+        bad = b'{"op": "echo", "tensors": [{"name": "t", "dtype": "e4m3", "shape": [1], "nbytes": 1}]}\n' + bytes(1)
+        replies = exchange(bad + request("sum", []))
+        self.assertIn("dtype e4m3", replies[0][0]["error"])
+        self.assertIn("unknown op", replies[1][0]["error"])
+
+    def test_truncated_input_raises(self):
+        raw = request("echo", [("t", self.sample(torch.float32))])[:-3]
+        with self.assertRaises(ValueError):
+            exchange(raw)
+
+    def test_run_matches_the_model_in_float64_and_returns_f32(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}
+        x = torch.rand(8, 32)
+        w, b = torch.rand(16, 32) - 0.5, torch.rand(16) - 0.5
+        (header, tensors), = exchange(request("run", [("x", x), ("linear_weight", w), ("linear_bias", b)]), path, sizes)
+        self.assertTrue(header["ok"], header)
+        self.assertEqual(header["tensors"][0]["name"], "out")
+        self.assertEqual(header["tensors"][0]["dtype"], "f32")
+        want = torch.relu(((x.double() @ w.double().T + b.double()) - 2.0) * 1.5).float()
+        self.assertTrue(torch.equal(tensors[0], want))
+
+    def test_run_without_a_parameter_is_an_error(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}
+        (header, _), = exchange(request("run", [("x", torch.rand(8, 32))]), path, sizes)
+        self.assertFalse(header["ok"])
+        self.assertIn("linear_bias, linear_weight", header["error"])
+
+    def test_serve_process_over_pipes(self):
+        t = self.sample(torch.bfloat16)
+        p = subprocess.run([sys.executable, SCRIPT, "serve"], input=request("echo", [("t", t)]), capture_output=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        header, blobs = helper.read_message(io.BytesIO(p.stdout))
+        self.assertTrue(torch.equal(helper.to_tensor(torch, header["tensors"][0], blobs[0]), t))
+
+
+if __name__ == "__main__":
+    unittest.main()

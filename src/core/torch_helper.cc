@@ -1,0 +1,262 @@
+// scripts/forgek_torch_helper.py from C++: finding it, `describe`, and the framed protocol of `serve`.
+#include "forgek/core/torch_helper.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "forgek/core/json_parse.h"
+#include "forgek/core/paths.h"
+#include "forgek/core/subprocess.h"
+
+namespace forgek {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool IsExecutable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path); }
+
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && IsExecutable(dir + "/" + name)) return dir + "/" + name;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string SizesArg(const std::map<std::string, int64_t>& sizes) {
+  std::string out;
+  for (const auto& [name, value] : sizes) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return out;
+}
+
+bool WriteAll(int fd, const std::string& data, std::string* err) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return *err = std::string("writing to the torch helper: ") + std::strerror(errno), false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly n bytes, or a line when n is npos, from fd through the buffer `pending`.
+bool ReadFrom(int fd, std::string* pending, size_t n, std::string* out, std::string* err) {
+  for (;;) {
+    size_t have = n == std::string::npos ? pending->find('\n') : (pending->size() >= n ? n : std::string::npos);
+    if (have != std::string::npos) {
+      size_t take = n == std::string::npos ? have + 1 : n;
+      *out = pending->substr(0, take);
+      pending->erase(0, take);
+      return true;
+    }
+    char buf[1 << 16];
+    ssize_t got = read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return *err = "the torch helper ended before its reply was complete", false;
+    pending->append(buf, static_cast<size_t>(got));
+  }
+}
+
+bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::string* err) {
+  if (!list.is_array()) return *err = "tensors is not a list", false;
+  for (const json& m : list) {
+    if (!m.is_object() || !m.contains("name") || !m.contains("dtype") || !m.contains("shape") || !m.contains("nbytes"))
+      return *err = "a tensor of the reply lacks name, dtype, shape or nbytes", false;
+    TorchTensor t;
+    t.name = m["name"].get<std::string>();
+    t.dtype = m["dtype"].get<std::string>();
+    t.shape = m["shape"].get<std::vector<int64_t>>();
+    t.bytes.resize(m["nbytes"].get<size_t>());
+    out->push_back(std::move(t));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsTorchGolden(const std::string& golden) {
+  return golden.size() > 3 && golden.compare(golden.size() - 3, 3, ".py") == 0;
+}
+
+std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden) {
+  return "the golden of " + op_name + " is a PyTorch problem (" + golden +
+         "), which the GPU worker does not run yet: give the operator a CUDA golden to run it (docs/importing.md)";
+}
+
+std::string ProblemError::str() const {
+  return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
+}
+
+bool FindTorchHelper(TorchHelperPaths* paths, std::string* err) {
+  const char* py = std::getenv("FORGEK_PYTHON");
+  if (py && *py) {
+    paths->python = py;
+    if (!IsExecutable(paths->python))
+      return *err = "FORGEK_PYTHON=" + paths->python + " is not an executable file", false;
+  } else {
+    paths->python = IsExecutable("/usr/bin/python3") ? "/usr/bin/python3" : FindInPath("python3");
+    if (paths->python.empty())
+      return *err = "no python3 found (neither /usr/bin/python3 nor one in PATH): install python3 and python3-torch "
+                    "(scripts/install-deps.sh) or set FORGEK_PYTHON",
+             false;
+  }
+  const char* script = std::getenv("FORGEK_TORCH_HELPER");
+  if (script && *script) {
+    paths->script = script;
+  } else {
+    std::string dir = FindDataDir("scripts", nullptr);
+    paths->script = dir.empty() ? "" : dir + "/forgek_torch_helper.py";
+  }
+  if (paths->script.empty() || !fs::is_regular_file(paths->script))
+    return *err = "forgek_torch_helper.py not found (" + (paths->script.empty() ? std::string("no scripts folder") : paths->script) +
+                  "): set FORGEK_TORCH_HELPER to its path",
+           false;
+  return true;
+}
+
+bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
+                         const std::map<std::string, int64_t>& sizes, double timeout_s,
+                         KernelBenchProblem* problem, ProblemError* error) {
+  error->file = file;
+  std::vector<std::string> argv = {paths.python, paths.script, "describe", file};
+  if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", SizesArg(sizes)});
+  ProcessOutput run = RunProcess(argv, timeout_s);
+  if (!run.started) return error->message = "could not start " + paths.python + ": " + run.err, false;
+  if (run.timed_out) return error->message = "describing it took longer than " + std::to_string(int(timeout_s)) + " s", false;
+  json j = ParseJsonLenient(run.out);
+  if (j.is_discarded() || !j.is_object()) {
+    std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
+    return error->message = "the torch helper (" + paths.python + " " + paths.script + ") exited " +
+                            std::to_string(run.exit_code) + " without an answer: " + tail,
+           false;
+  }
+  if (j.contains("error")) {
+    error->message = j["error"].get<std::string>();
+    error->line = j.value("line", 0);
+    return false;
+  }
+  try {
+    problem->file = j.at("file").get<std::string>();
+    problem->params = j.at("params").get<std::vector<std::string>>();
+    problem->config = j.at("config").get<std::map<std::string, int64_t>>();
+    problem->fixed = j.value("fixed", json::object());
+    problem->torch_version = j.value("torch", "");
+    for (const json& t : j.at("tensors")) {
+      ProblemTensor p;
+      p.name = t.at("name").get<std::string>();
+      p.role = t.at("role").get<std::string>();
+      p.dtype = t.at("dtype").get<std::string>();
+      for (const json& d : t.at("shape")) p.shape.push_back(d.is_string() ? d.get<std::string>() : d.dump());
+      p.init = t.value("init", json());
+      p.state_key = t.value("state_key", "");
+      problem->tensors.push_back(std::move(p));
+    }
+  } catch (const json::exception& e) {
+    return error->message = std::string("the torch helper's answer is malformed: ") + e.what(), false;
+  }
+  return true;
+}
+
+int TorchWireDtypeSize(const std::string& dtype) {
+  static const std::map<std::string, int> sizes = {{"f64", 8}, {"f32", 4}, {"f16", 2}, {"bf16", 2}, {"i8", 1},
+                                                   {"u8", 1},  {"i32", 4}, {"i64", 8}, {"bool", 1}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& tensors, std::string* out,
+                        std::string* err) {
+  json metas = json::array();
+  for (const TorchTensor& t : tensors) {
+    int size = TorchWireDtypeSize(t.dtype);
+    if (size == 0) return *err = "tensor " + t.name + ": dtype " + t.dtype + " does not cross to PyTorch", false;
+    uint64_t elements = 1;
+    for (int64_t d : t.shape) elements *= static_cast<uint64_t>(d < 0 ? 0 : d);
+    if (elements * size != t.bytes.size())
+      return *err = "tensor " + t.name + ": " + std::to_string(t.bytes.size()) + " bytes for its shape and " + t.dtype, false;
+    metas.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"nbytes", t.bytes.size()}});
+  }
+  *out = json{{"op", op}, {"tensors", metas}}.dump() + "\n";
+  for (const TorchTensor& t : tensors) *out += t.bytes;
+  return true;
+}
+
+TorchServer::~TorchServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    Stop();
+  }
+}
+
+bool TorchServer::Start(const TorchHelperPaths& paths, const std::string& file,
+                        const std::map<std::string, int64_t>& sizes, std::string* err) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return *err = std::string("pipe: ") + std::strerror(errno), false;
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]), close(in[1]);
+    return *err = std::string("pipe: ") + std::strerror(errno), false;
+  }
+  std::vector<std::string> argv = {paths.python, paths.script, "serve"};
+  if (!file.empty()) argv.push_back(file);
+  if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", SizesArg(sizes)});
+  SpawnOptions opts;
+  opts.stdin_fd = in[0];
+  opts.stdout_fd = out[1];
+  bool ok = SpawnProcess(argv, opts, &pid_, err);
+  close(in[0]);
+  close(out[1]);
+  if (!ok) {
+    close(in[1]), close(out[0]);
+    pid_ = -1;
+    return false;
+  }
+  to_ = in[1];
+  from_ = out[0];
+  return true;
+}
+
+bool TorchServer::Exchange(const std::string& op, const std::vector<TorchTensor>& tensors,
+                           std::vector<TorchTensor>* reply, std::string* err) {
+  if (pid_ <= 0) return *err = "the torch helper is not running", false;
+  std::string msg;
+  if (!EncodeTorchMessage(op, tensors, &msg, err) || !WriteAll(to_, msg, err)) return false;
+  std::string pending, line;
+  if (!ReadFrom(from_, &pending, std::string::npos, &line, err)) return false;
+  json header = ParseJsonLenient(line);
+  if (header.is_discarded() || !header.is_object()) return *err = "the torch helper's reply is not JSON: " + line, false;
+  if (!header.value("ok", false)) return *err = header.value("error", std::string("no error given")), false;
+  reply->clear();
+  if (!ParseTensorList(header.value("tensors", json::array()), reply, err)) return false;
+  for (TorchTensor& t : *reply)
+    if (!ReadFrom(from_, &pending, t.bytes.size(), &t.bytes, err)) return false;
+  return true;
+}
+
+int TorchServer::Stop() {
+  if (pid_ <= 0) return -1;
+  if (to_ >= 0) close(to_), to_ = -1;
+  pid_t ended = 0;
+  int status = 0;
+  std::string err;
+  int code = WaitForChild(pid_, -1, &ended, &status, &err) ? ExitCodeOf(status) : -1;
+  if (from_ >= 0) close(from_), from_ = -1;
+  pid_ = -1;
+  return code;
+}
+
+}  // namespace forgek

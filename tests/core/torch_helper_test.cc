@@ -1,0 +1,143 @@
+// The C++ side of scripts/forgek_torch_helper.py: finding it, `describe` of KernelBench fixtures and
+// refusals located in the file, and the framed protocol round-tripping every dtype through a real
+// `serve` process on the CPU (needs python3-torch, which scripts/install-deps.sh installs).
+#include "forgek/core/torch_helper.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+std::string Fixture(const std::string& name) { return SourceDir() + "/tests/fixtures/import/kernelbench/" + name; }
+
+TorchHelperPaths Paths() {
+  TorchHelperPaths paths;
+  std::string err;
+  EXPECT_TRUE(FindTorchHelper(&paths, &err)) << err;
+  return paths;
+}
+
+TEST(TorchHelper, FindsItsScriptAndRefusesABadPython) {
+  TorchHelperPaths paths = Paths();
+  EXPECT_NE(paths.script.find("forgek_torch_helper.py"), std::string::npos);
+  const char* before = std::getenv("FORGEK_PYTHON");
+  const std::string saved = before ? before : "";
+  setenv("FORGEK_PYTHON", "/nonexistent/python3", 1);
+  std::string err;
+  EXPECT_FALSE(FindTorchHelper(&paths, &err));
+  if (before) setenv("FORGEK_PYTHON", saved.c_str(), 1);
+  else unsetenv("FORGEK_PYTHON");
+  EXPECT_NE(err.find("FORGEK_PYTHON=/nonexistent/python3 is not an executable file"), std::string::npos) << err;
+}
+
+TEST(TorchHelper, DescribesALevel2ProblemWithParameters) {
+  KernelBenchProblem p;
+  ProblemError e;
+  ASSERT_TRUE(DescribeKernelBench(Paths(), Fixture("level2_9_Matmul_Subtract_Multiply_ReLU.py"),
+                                  {{"batch_size", 64}}, 300, &p, &e))
+      << e.str();
+  EXPECT_EQ(p.params, (std::vector<std::string>{"batch_size", "in_features", "out_features"}));
+  EXPECT_EQ(p.config.at("batch_size"), 64);
+  EXPECT_EQ(p.config.at("in_features"), 8192);
+  ASSERT_EQ(p.tensors.size(), 4u);
+  EXPECT_EQ(p.tensors[1].name, "linear_weight");
+  EXPECT_EQ(p.tensors[1].state_key, "linear.weight");
+  EXPECT_EQ(p.tensors[1].shape, (std::vector<std::string>{"out_features", "in_features"}));
+  EXPECT_EQ(p.tensors[3].role, "output");
+  EXPECT_EQ(p.tensors[3].dtype, "f32");
+  EXPECT_TRUE(p.tensors[3].init.is_null());
+}
+
+TEST(TorchHelper, KeepsALiteralDimension) {
+  KernelBenchProblem p;
+  ProblemError e;
+  ASSERT_TRUE(DescribeKernelBench(Paths(), Fixture("level1_89_cumsum.py"), {}, 300, &p, &e)) << e.str();
+  EXPECT_EQ(p.tensors[0].shape, (std::vector<std::string>{"batch_size", "32768"}));
+  EXPECT_EQ(p.fixed.value("dim", 0), 1);
+}
+
+TEST(TorchHelper, RefusalIsLocatedInTheProblemFile) {
+  TempDir dir;
+  std::string path = dir.file("broken.py");
+  std::ofstream(path) << "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x)\n        return x\n";
+  KernelBenchProblem p;
+  ProblemError e;
+  ASSERT_FALSE(DescribeKernelBench(Paths(), path, {}, 300, &p, &e));
+  EXPECT_EQ(e.file, path);
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.str().rfind(path + ":4: syntax error", 0), 0u) << e.str();
+}
+
+TEST(TorchHelper, UnknownSizeIsRefused) {
+  KernelBenchProblem p;
+  ProblemError e;
+  ASSERT_FALSE(DescribeKernelBench(Paths(), Fixture("level1_19_ReLU.py"), {{"rows", 8}}, 300, &p, &e));
+  EXPECT_NE(e.message.find("rows"), std::string::npos) << e.message;
+}
+
+std::string Bytes(size_t n, int salt) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + salt) & 0xff);
+  return s;
+}
+
+TEST(TorchHelper, EveryDtypeRoundTripsThroughServe) {
+  TorchServer server;
+  std::string err;
+  ASSERT_TRUE(server.Start(Paths(), "", {}, &err)) << err;
+  std::vector<TorchTensor> sent;
+  int salt = 0;
+  for (const char* dt : {"f64", "f32", "f16", "bf16", "i8", "u8", "i32", "i64"}) {
+    TorchTensor t{std::string("t_") + dt, dt, {3, 5}, Bytes(15 * TorchWireDtypeSize(dt), ++salt)};
+    // Floating bit patterns that are NaN may be changed by a conversion; these are checked as bits.
+    sent.push_back(t);
+  }
+  sent.push_back({"flags", "bool", {4}, std::string("\x01\x00\x01\x01", 4)});
+  std::vector<TorchTensor> got;
+  ASSERT_TRUE(server.Exchange("echo", sent, &got, &err)) << err;
+  ASSERT_EQ(got.size(), sent.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(got[i].name, sent[i].name);
+    EXPECT_EQ(got[i].dtype, sent[i].dtype);
+    EXPECT_EQ(got[i].shape, sent[i].shape);
+    EXPECT_EQ(got[i].bytes, sent[i].bytes) << sent[i].dtype;
+  }
+  // An error reply leaves the server serving.
+  EXPECT_FALSE(server.Exchange("sum", {}, &got, &err));
+  EXPECT_NE(err.find("unknown op"), std::string::npos) << err;
+  ASSERT_TRUE(server.Exchange("echo", {sent[0]}, &got, &err)) << err;
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST(TorchHelper, EncodeRefusesWhatDoesNotCross) {
+  std::string out, err;
+  EXPECT_FALSE(EncodeTorchMessage("echo", {{"q", "e4m3", {2}, std::string(2, '\0')}}, &out, &err));
+  EXPECT_NE(err.find("dtype e4m3 does not cross"), std::string::npos) << err;
+  EXPECT_FALSE(EncodeTorchMessage("echo", {{"a", "f32", {2}, std::string(4, '\0')}}, &out, &err));
+  EXPECT_NE(err.find("4 bytes for its shape and f32"), std::string::npos) << err;
+}
+
+TEST(TorchHelper, RunIsTheGoldenOfTheModel) {
+  TorchServer server;
+  std::string err;
+  ASSERT_TRUE(server.Start(Paths(), Fixture("level1_19_ReLU.py"), {{"batch_size", 2}, {"dim", 2}}, &err)) << err;
+  const float x[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
+  TorchTensor in{"x", "f32", {2, 2}, std::string(reinterpret_cast<const char*>(x), sizeof x)};
+  std::vector<TorchTensor> got;
+  ASSERT_TRUE(server.Exchange("run", {in}, &got, &err)) << err;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "out");
+  ASSERT_EQ(got[0].bytes.size(), sizeof x);
+  const float* y = reinterpret_cast<const float*>(got[0].bytes.data());
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 2.0f);
+  EXPECT_EQ(y[3], 0.0f);
+}
+
+}  // namespace
+}  // namespace forgek
