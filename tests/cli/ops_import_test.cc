@@ -218,6 +218,13 @@ TEST(OpsImport, FlashInferDefinitionsImportAndValidate) {
   v = Validate(tmp, "rmsnorm_f16");
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   EXPECT_EQ(Entries(tmp.file("ops")).size(), 3u);
+  // The golden is given golden.json's eps: an operator.json that says another is refused.
+  op["scalars"][0]["value"] = 1e-5;
+  WriteFile(tmp.file("ops/rmsnorm_f16/operator.json"), op.dump(2));
+  v = Validate(tmp, "rmsnorm_f16");
+  EXPECT_EQ(v.exit_code, 1) << v.out << v.err;
+  EXPECT_NE((v.out + v.err).find("scalar eps: the golden gives f32 1e-06, operator.json says f32 1e-05"), std::string::npos)
+      << v.out << v.err;
 }
 
 // Each broken definition or workloads file is refused at FILE:LINE:COLUMN naming the field, and
