@@ -60,8 +60,9 @@ struct ProblemError {
   std::string str() const;  // "FILE:LINE: message" (no line when 0)
 };
 
-// Runs `describe FILE --sizes NAME=V,...` (FILE a problem .py or a definition .json) in a fresh process (timeout_s of wall time) and parses
-// its answer. False with the refusal, located where the problem says, or what went wrong running it.
+// Runs `describe FILE --sizes NAME=V,...` (FILE a problem .py or a definition .json) in a fresh
+// process (timeout_s of wall time) and parses its answer. False with the refusal, located where the
+// problem says, or what went wrong running it.
 bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          const std::map<std::string, int64_t>& sizes, double timeout_s,
                          KernelBenchProblem* problem, ProblemError* error);
