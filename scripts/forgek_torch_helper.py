@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""forgek's PyTorch side: describes a KernelBench problem for `forgek ops import`, and answers a
-framed tensor protocol on stdin/stdout (docs/importing.md, "The helper").
+"""forgek's PyTorch side: describes a KernelBench problem or a FlashInfer-Bench definition for
+`forgek ops import`, and answers a framed tensor protocol on stdin/stdout (docs/importing.md,
+"The helper").
 
   forgek_torch_helper.py describe FILE.py [--sizes NAME=V,...]
       Imports FILE.py in this fresh process and prints one JSON object on stdout: the problem's
@@ -11,12 +12,17 @@ framed tensor protocol on stdin/stdout (docs/importing.md, "The helper").
   forgek_torch_helper.py serve [FILE.py [--sizes NAME=V,...]]
       Answers requests on stdin until end of file (see the protocol below). Without FILE.py only
       `echo` is served (the protocol's own test).
+  A FILE ending in .json is a FlashInfer-Bench definition instead: the definition itself, or
+  forgek's golden.json {"flashinfer": DEFINITION, "scalars": {NAME: VALUE}} that gives its scalar
+  inputs their values. `describe` takes its tensors from the definition's axes (--sizes gives the
+  var axes; the config holds every axis) and runs the reference once at the config to check the
+  outputs' shapes; `run` calls the reference's run(...) with the inputs in float64.
 
 Protocol: every message, both ways, is one header line of UTF-8 JSON ending in "\n", then the raw
 bytes of its tensors in header order, each `nbytes` long, little-endian, C-contiguous.
   request  {"op": "echo" | "run", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...]}
   reply    {"ok": true, "tensors": [...]}  or  {"ok": false, "error": "..."} (no bytes follow)
-`run` gives the named inputs (and parameters) to the problem's Model, computes in float64 and
+`run` gives the named inputs (and parameters) to the problem's Model (or a definition's run), computes in float64 and
 returns every floating output as f32 (the golden's contract, docs/operator-format.md) and integer
 outputs in their own dtype. Exit codes: 0 ok, 1 refused or failed, 2 usage.
 """
@@ -279,6 +285,213 @@ def describe(path, sizes):
             "fixed": scalars, "torch": torch.__version__}
 
 
+# ---- FlashInfer-Bench definitions (docs/flashinfer-trace/definition.mdx of flashinfer-bench) ----
+
+# A definition's tensor dtypes that forgek has, by forgek name.
+FI_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32", "int8": "i8"}
+# Its scalar inputs (shape null) arrive as Python numbers: forgek's scalars are f32, i32 or i64.
+FI_SCALAR_DTYPES = {"float32": "f32", "float16": "f32", "bfloat16": "f32", "int32": "i32", "int64": "i64"}
+# FlashInfer-Bench's random integers (flashinfer_bench/bench/utils.py, _rand_tensor): [lo, hi).
+FI_INT_RANGES = {"i8": (-128, 128), "i32": (-1024, 1024), "i64": (-1024, 1024)}
+
+
+def is_definition(path):
+    return path.endswith(".json")
+
+
+def load_definition(path):
+    """The definition and its scalar inputs' values, from a definition file or forgek's golden.json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except json.JSONDecodeError as e:
+        raise Refused("invalid JSON at column %d: %s" % (e.colno, e.msg), e.lineno)
+    if not isinstance(doc, dict):
+        raise Refused("a FlashInfer-Bench definition is a JSON object")
+    defn, scalars = (doc["flashinfer"], doc.get("scalars", {})) if "flashinfer" in doc else (doc, {})
+    if not isinstance(defn, dict):
+        raise Refused("flashinfer: a FlashInfer-Bench definition is a JSON object")
+    for key, kind in (("axes", dict), ("inputs", dict), ("outputs", dict), ("reference", str)):
+        if not isinstance(defn.get(key), kind):
+            raise Refused("%s: missing or not a%s %s" % (key, "n" if kind is dict else "", "object" if kind is dict else "string"))
+    return defn, scalars
+
+
+def definition_config(defn, sizes):
+    """Every axis's value: const axes their own, var axes from `sizes`."""
+    config, missing = {}, []
+    for name, axis in defn["axes"].items():
+        kind = axis.get("type") if isinstance(axis, dict) else None
+        if kind == "const":
+            value = axis.get("value")
+            if type(value) is not int or value < 1:
+                raise Refused("axes.%s: a const axis needs a positive integer value" % name)
+            if name in sizes and sizes[name] != value:
+                raise Refused("--sizes: %s is a const axis of the definition (%d), not %d" % (name, value, sizes[name]))
+            config[name] = value
+        elif kind == "var":
+            if name in sizes:
+                config[name] = sizes[name]
+            else:
+                missing.append(name)
+        else:
+            raise Refused("axes.%s.type: %r is neither \"const\" nor \"var\"" % (name, kind))
+    unknown = sorted(set(sizes) - set(config) - set(missing))
+    if unknown:
+        raise Refused("--sizes names %s, not an axis of the definition (its axes: %s)"
+                      % (", ".join(unknown), ", ".join(defn["axes"])))
+    if missing:
+        raise Refused("no value for the var axis %s: give it in --sizes" % ", ".join(missing))
+    return config
+
+
+def definition_tensors(defn, scalars):
+    """The tensors (inputs, then outputs) and the scalar inputs, in forgek's terms; refused where
+    forgek has no way to say them."""
+    tensors, scalar_list = [], []
+    input_axes = set()
+    for role, group in (("input", "inputs"), ("output", "outputs")):
+        for name, spec in defn[group].items():
+            what = "%s.%s" % (group, name)
+            if not isinstance(spec, dict) or "dtype" not in spec or "shape" not in spec:
+                raise Refused("%s: a tensor has shape and dtype" % what)
+            dtype, shape = spec["dtype"], spec["shape"]
+            if shape is None:
+                if role == "output":
+                    raise Refused("%s: a scalar output; forgek's outputs are tensors" % what)
+                if dtype not in FI_SCALAR_DTYPES:
+                    raise Refused("%s.dtype: a %s scalar, which forgek's scalars (f32, i32, i64) cannot hold" % (what, dtype))
+                if name not in scalars:
+                    raise Refused("%s: a scalar input with no value (a workload gives it)" % what)
+                scalar_list.append({"name": name, "dtype": FI_SCALAR_DTYPES[dtype], "value": scalars[name]})
+                continue
+            if dtype not in FI_DTYPES:
+                raise Refused("%s.dtype: %s, which forgek does not support (%s)" % (what, dtype, ", ".join(FI_DTYPES)))
+            if not isinstance(shape, list) or not shape:
+                raise Refused("%s.shape: a 0-dimensional tensor; forgek's tensors have at least one dimension" % what)
+            for d in shape:
+                if d not in defn["axes"]:
+                    raise Refused("%s.shape: %r is not an axis of the definition" % (what, d))
+                if role == "input":
+                    input_axes.add(d)
+                elif d not in input_axes:
+                    raise Refused("%s.shape: axis %s is in no input's shape, so the output's size depends on the "
+                                  "data, which forgek cannot express" % (what, d))
+            entry = {"name": name, "role": role, "dtype": FI_DTYPES[dtype], "shape": list(shape)}
+            if role == "input":
+                entry["init"] = definition_init(defn, name, entry["dtype"])
+            tensors.append(entry)
+    return tensors, scalar_list
+
+
+def definition_init(defn, name, dtype):
+    """FlashInfer-Bench's random inputs: randn for floats (a sampling definition's probs softmaxed),
+    randint over a fixed range for integers."""
+    if dtype in FI_INT_RANGES:
+        lo, hi = FI_INT_RANGES[dtype]
+        return {"dist": "int_range", "lo": lo, "hi": hi}
+    if defn.get("op_type") == "sampling" and name == "probs":
+        return {"dist": "probs", "axis": -1}
+    return {"dist": "normal", "mean": 0, "std": 1}
+
+
+def reference_run(defn):
+    """The reference's run(...), exec'd into a fresh namespace."""
+    try:
+        code = compile(defn["reference"], "<reference>", "exec")
+    except SyntaxError as e:
+        raise Refused("reference: syntax error at its line %d: %s" % (e.lineno or 0, e.msg))
+    namespace = {"__name__": "forgek_flashinfer_reference"}
+    try:
+        exec(code, namespace)
+    except Exception as e:
+        raise Refused("reference: running its text raised %s: %s" % (type(e).__name__, e))
+    if not callable(namespace.get("run")):
+        raise Refused("reference: defines no function run(...)")
+    return namespace["run"]
+
+
+def reference_outputs(torch, defn, out):
+    """run's result as one tensor per output, in the definition's order (a tensor, a tuple or list,
+    or a dict by name, as FlashInfer-Bench accepts)."""
+    names = list(defn["outputs"])
+    if isinstance(out, dict):
+        outs = [out.get(n) for n in names]
+    else:
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) != len(names):
+        raise ValueError("the reference returns %d output(s), the definition has %d" % (len(outs), len(names)))
+    for n, y in zip(names, outs):
+        if not isinstance(y, torch.Tensor):
+            raise ValueError("the reference's output %s is a %s, not a tensor" % (n, type(y).__name__))
+    return list(zip(names, outs))
+
+
+def call_reference(torch, defn, run, scalars, tensors):
+    """run(...) with every input in the definition's order: tensors in float64 (integers as they
+    are), scalar inputs their values."""
+    args = []
+    for name, spec in defn["inputs"].items():
+        if spec.get("shape") is None:
+            args.append(scalars[name])
+            continue
+        if name not in tensors:
+            raise ValueError("missing input tensor %s" % name)
+        t = tensors[name]
+        args.append(t.double() if t.is_floating_point() else t)
+    with torch.no_grad():
+        return reference_outputs(torch, defn, run(*args))
+
+
+def random_input(torch, entry, config):
+    shape = [config[d] for d in entry["shape"]]
+    init = entry["init"]
+    if init["dist"] == "int_range":
+        return torch.randint(init["lo"], init["hi"], shape, dtype=getattr(torch, DTYPES[entry["dtype"]][0]))
+    x = torch.randn(shape, dtype=torch.float64)
+    return torch.softmax(x, dim=-1) if init["dist"] == "probs" else x
+
+
+def describe_definition(path, sizes):
+    torch = import_torch()
+    path = os.path.abspath(path)
+    defn, scalars = load_definition(path)
+    config = definition_config(defn, sizes)
+    tensors, scalar_list = definition_tensors(defn, scalars)
+    run = reference_run(defn)
+    # One run at the config checks the outputs' shapes and gives their magnitude, from which the
+    # importer sets max_abs (FlashInfer-Bench's tolerance is relative).
+    torch.manual_seed(0)
+    inputs = {t["name"]: random_input(torch, t, config) for t in tensors if t["role"] == "input"}
+    try:
+        outs = call_reference(torch, defn, run, scalars, inputs)
+    except Exception as e:
+        raise Refused("reference: run(...) at %s raised %s: %s" % (config, type(e).__name__, e))
+    max_abs = {}
+    for entry, (name, y) in zip([t for t in tensors if t["role"] == "output"], outs):
+        want = [config[d] for d in entry["shape"]]
+        if list(y.shape) != want:
+            raise Refused("outputs.%s: the reference returns shape %s at %s, the definition says %s = %s"
+                          % (name, list(y.shape), config, entry["shape"], want))
+        max_abs[name] = float(y.double().abs().max()) if y.numel() and y.is_floating_point() else 0.0
+    return {"file": path, "kind": "flashinfer", "params": list(defn["axes"]), "config": config, "tensors": tensors,
+            "scalars": scalar_list, "fixed": {}, "max_abs": max_abs, "torch": torch.__version__}
+
+
+class DefinitionGolden:
+    """A FlashInfer-Bench definition's reference, computing in float64."""
+
+    def __init__(self, torch, path):
+        self.torch = torch
+        self.defn, self.scalars = load_definition(os.path.abspath(path))
+        definition_tensors(self.defn, self.scalars)  # refuses what forgek cannot express
+        self.fn = reference_run(self.defn)
+
+    def run(self, tensors):
+        outs = call_reference(self.torch, self.defn, self.fn, self.scalars, tensors)
+        return [(n, y.float() if y.is_floating_point() else y) for n, y in outs]
+
+
 # ---- the framed protocol ----
 
 def read_message(stream):
@@ -367,7 +580,9 @@ class Golden:
 
 def serve(path, sizes, stdin, stdout):
     torch = import_torch()
-    golden = Golden(torch, path, sizes) if path else None
+    golden = None
+    if path:
+        golden = DefinitionGolden(torch, path) if is_definition(path) else Golden(torch, path, sizes)
     while True:
         header, blobs = read_message(stdin)
         if header is None:
@@ -378,7 +593,7 @@ def serve(path, sizes, stdin, stdout):
                 outs = list(tensors.items())
             elif header.get("op") == "run":
                 if golden is None:
-                    raise ValueError("run needs a problem file: serve FILE.py")
+                    raise ValueError("run needs a problem file: serve FILE.py (or a definition FILE.json)")
                 outs = golden.run(tensors)
             else:
                 raise ValueError("unknown op %r (echo, run)" % header.get("op"))
@@ -403,7 +618,8 @@ def main(argv):
         if args.cmd == "describe":
             if not os.path.isfile(args.file):
                 raise Refused("no such file")
-            print(json.dumps(describe(args.file, sizes), indent=1))
+            what = describe_definition if is_definition(args.file) else describe
+            print(json.dumps(what(args.file, sizes), indent=1))
             return 0
         return serve(args.file, sizes, sys.stdin.buffer, sys.stdout.buffer)
     except Refused as e:

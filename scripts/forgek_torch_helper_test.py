@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tests scripts/forgek_torch_helper.py on the CPU (needs torch: python3-torch): `describe` of the
-KernelBench problems under tests/fixtures/import/kernelbench/, refusals located in the file, the
-framed protocol's round trip of every dtype it carries, and `run` against the problem's own Model.
+KernelBench problems under tests/fixtures/import/kernelbench/ and of the FlashInfer-Bench
+definitions under tests/fixtures/import/flashinfer/, refusals located in the file, the framed
+protocol's round trip of every dtype it carries, and `run` against the problem's own Model or the
+definition's reference.
 
 Run: python3 scripts/forgek_torch_helper_test.py   (exit 0 when every test passes)
 """
@@ -16,6 +18,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "import", "kernelbench")
+FLASHINFER = os.path.join(ROOT, "tests", "fixtures", "import", "flashinfer")
 SCRIPT = os.path.join(HERE, "forgek_torch_helper.py")
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
@@ -143,6 +146,86 @@ class DescribeTest(unittest.TestCase):
             self.assertIn("no `Model`", d["error"])
 
 
+def definition(name):
+    with open(os.path.join(FLASHINFER, name)) as f:
+        return json.load(f)
+
+
+def write_json(folder, doc, name="golden.json"):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+class DefinitionTest(unittest.TestCase):
+    def test_gemm_tensors_follow_the_axes(self):
+        rc, d = describe(os.path.join(FLASHINFER, "gemm_n4096_k4096.json"), "--sizes", "M=3")
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["kind"], "flashinfer")
+        self.assertEqual(d["params"], ["M", "N", "K"])
+        self.assertEqual(d["config"], {"M": 3, "N": 4096, "K": 4096})
+        a, b, c = d["tensors"]
+        self.assertEqual((a["name"], a["role"], a["dtype"], a["shape"]), ("A", "input", "f16", ["M", "K"]))
+        self.assertEqual(a["init"], {"dist": "normal", "mean": 0, "std": 1})
+        self.assertEqual((b["name"], b["shape"]), ("B", ["N", "K"]))
+        self.assertEqual((c["name"], c["role"], c["shape"]), ("C", "output", ["M", "N"]))
+        # randn rows of 4096: outputs of standard deviation 64, the largest a few times that.
+        self.assertGreater(d["max_abs"]["C"], 64)
+        self.assertLess(d["max_abs"]["C"], 640)
+
+    def test_golden_json_gives_the_scalar_inputs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_json(tmp, {"flashinfer": definition("rmsnorm_d4096.json"), "scalars": {"eps": 1e-6}})
+            rc, d = describe(path, "--sizes", "batch_size=2")
+            self.assertEqual(rc, 0, d)
+            self.assertEqual([t["name"] for t in d["tensors"]], ["input", "weight", "output"])
+            self.assertEqual(d["scalars"], [{"name": "eps", "dtype": "f32", "value": 1e-6}])
+
+    def refused(self, doc, sizes, want):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_json(tmp, doc, "def.json"), "--sizes", sizes)
+            self.assertEqual(rc, 1, d)
+            self.assertIn(want, d["error"])
+            return d
+
+    def test_refusals_name_the_field(self):
+        gemm = definition("gemm_n4096_k4096.json")
+        self.refused(gemm, "", "no value for the var axis M")
+        self.refused(gemm, "M=2,N=8", "N is a const axis of the definition (4096), not 8")
+        self.refused(gemm, "M=2,Q=8", "--sizes names Q, not an axis")
+        bad = json.loads(json.dumps(gemm))
+        bad["inputs"]["A"]["dtype"] = "float8_e4m3fn"
+        self.refused(bad, "M=2", "inputs.A.dtype: float8_e4m3fn, which forgek does not support")
+        bad = json.loads(json.dumps(gemm))
+        bad["outputs"]["C"]["shape"] = ["M", "P"]
+        self.refused(bad, "M=2", "outputs.C.shape: 'P' is not an axis")
+        bad = json.loads(json.dumps(gemm))
+        bad["axes"]["NNZ"] = {"type": "var"}
+        bad["outputs"]["C"]["shape"] = ["NNZ"]
+        self.refused(bad, "M=2,NNZ=5", "axis NNZ is in no input's shape")
+        self.refused(definition("rmsnorm_d4096.json"), "batch_size=2", "inputs.eps: a scalar input with no value")
+
+    def test_reference_errors_are_refused(self):
+        gemm = definition("gemm_n4096_k4096.json")
+        gemm["reference"] = "import torch\n\ndef run(A, B):\n    return torch.matmul(A, B.T\n"
+        self.refused(gemm, "M=2", "reference: syntax error at its line 4")
+        gemm["reference"] = "import torch\n\ndef run(A, B):\n    return A[:, :8]\n"
+        self.refused(gemm, "M=2", "outputs.C: the reference returns shape [2, 8]")
+        gemm["reference"] = "import torch\n"
+        self.refused(gemm, "M=2", "defines no function run")
+
+    def test_invalid_json_is_located(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "def.json")
+            with open(path, "w") as f:
+                f.write('{\n  "name": "x",\n  "axes": {,\n}\n')
+            rc, d = describe(path)
+            self.assertEqual(rc, 1)
+            self.assertEqual(d["line"], 3)
+            self.assertIn("invalid JSON", d["error"])
+
+
 def request(op, tensors):
     """One framed request of (name, tensor) pairs."""
     buf = io.BytesIO()
@@ -233,6 +316,32 @@ class ProtocolTest(unittest.TestCase):
         (header, _), = exchange(request("run", [("x", torch.rand(8, 32))]), path, sizes)
         self.assertFalse(header["ok"])
         self.assertIn("linear_bias, linear_weight", header["error"])
+
+    def test_run_calls_the_definition_reference(self):
+        path = os.path.join(FLASHINFER, "fused_add_rmsnorm_h4096.json")
+        g = torch.Generator().manual_seed(2)
+        hs, res = (torch.randn(3, 4096, generator=g).bfloat16() for _ in range(2))
+        w = torch.randn(4096, generator=g).bfloat16()
+        (header, tensors), = exchange(request("run", [("hidden_states", hs), ("residual", res), ("weight", w)]), path)
+        self.assertTrue(header["ok"], header)
+        self.assertEqual([(m["name"], m["dtype"], m["shape"]) for m in header["tensors"]], [("output", "f32", [3, 4096])])
+        x = hs.float() + res.float()
+        want = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + 1e-5) * w.float()
+        self.assertTrue(torch.allclose(tensors[0], want, rtol=1e-6, atol=1e-6))
+
+    def test_run_gives_the_scalars_of_golden_json(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_json(tmp, {"flashinfer": definition("rmsnorm_d4096.json"), "scalars": {"eps": 0.5}})
+            x = torch.randn(2, 4096).half()
+            w = torch.randn(4096).half()
+            (header, tensors), = exchange(request("run", [("input", x), ("weight", w)]), path)
+            self.assertTrue(header["ok"], header)
+            xd = x.double()
+            want = (xd * torch.rsqrt(xd.float().pow(2).mean(-1, keepdim=True) + 0.5) * w.double()).float()
+            self.assertTrue(torch.allclose(tensors[0], want, rtol=1e-6, atol=1e-6))
+            (header, _), = exchange(request("run", [("input", x)]), path)
+            self.assertFalse(header["ok"])
+            self.assertIn("missing input tensor weight", header["error"])
 
     def test_serve_process_over_pipes(self):
         t = self.sample(torch.bfloat16)

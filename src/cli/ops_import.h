@@ -1,4 +1,5 @@
-// `forgek ops import kernelbench FILE.py`: an operator folder from a KernelBench problem.
+// `forgek ops import kernelbench FILE.py` and `forgek ops import flashinfer DEF.json`: an operator
+// folder from a KernelBench problem or a FlashInfer-Bench definition.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,7 +8,7 @@
 
 namespace forgek::cli {
 
-// Adds `import` (with `kernelbench`) under `ops` (the ops command table calls it).
+// Adds `import` (with `kernelbench` and `flashinfer`) under `ops` (the ops command table calls it).
 void AddOpsImportCommand(CLI::App* ops, Context& ctx);
 
 }  // namespace forgek::cli

@@ -1,4 +1,5 @@
-// The PyTorch golden of an operator against its operator.json.
+// The PyTorch golden of an operator (a KernelBench problem or a FlashInfer-Bench definition) against
+// its operator.json.
 #include "ops_torch_golden.h"
 
 #include <filesystem>
@@ -56,6 +57,22 @@ void CheckTorchGolden(const OperatorSpec& op, Diagnostics* diags) {
       fail(what + ": the problem gives " + p.dtype + ", operator.json says " + DTypeName(t->dtype));
     if (p.shape != t->shape)
       fail(what + ": the problem's shape is " + ShapeText(p.shape) + ", operator.json says " + ShapeText(t->shape));
+  }
+  // A definition's scalar inputs are the operator's scalars: the golden is given the values its
+  // golden.json holds, so they must be the ones a kernel is given.
+  for (const nlohmann::json& g : problem.scalars) {
+    const std::string name = g.value("name", "");
+    const ScalarSpec* s = nullptr;
+    for (const ScalarSpec& c : op.scalars)
+      if (c.name == name) s = &c;
+    if (!s) {
+      fail("the definition's scalar input " + name + " is not a scalar of operator.json");
+      continue;
+    }
+    const double value = g.value("value", 0.0);
+    if (g.value("dtype", "") != DTypeName(s->dtype) || value != s->value)
+      fail("scalar " + name + ": the golden gives " + g.value("dtype", "") + " " + g["value"].dump() +
+           ", operator.json says " + DTypeName(s->dtype) + " " + nlohmann::json(s->value).dump());
   }
   if (out_index != outputs.size())
     fail("the problem returns " + std::to_string(out_index) + " output(s), operator.json has " +

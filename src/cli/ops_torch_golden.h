@@ -6,11 +6,12 @@
 
 namespace forgek::cli {
 
-// Describes the golden (a KernelBench problem) at the first config, its size constants given the
-// config's values, and checks that it agrees with operator.json: every problem input (and Model
-// parameter) is an input of the same name, dtype and shape; the outputs are the operator's, in
-// order, with the same dtypes and shapes. Each disagreement, or the problem's refusal, is a
-// diagnostic of field "golden".
+// Describes the golden (a KernelBench problem, or a FlashInfer-Bench definition) at the first
+// config, its size constants (axes) given the config's values, and checks that it agrees with
+// operator.json: every problem input (and Model parameter) is an input of the same name, dtype and
+// shape; the outputs are the operator's, in order, with the same dtypes and shapes; a definition's
+// scalar inputs are scalars of the same dtype and value. Each disagreement, or the problem's
+// refusal, is a diagnostic of field "golden".
 void CheckTorchGolden(const OperatorSpec& op, Diagnostics* diags);
 
 }  // namespace forgek::cli

@@ -90,7 +90,10 @@ bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::strin
 }  // namespace
 
 bool IsTorchGolden(const std::string& golden) {
-  return golden.size() > 3 && golden.compare(golden.size() - 3, 3, ".py") == 0;
+  auto ends = [&golden](const std::string& ext) {
+    return golden.size() > ext.size() && golden.compare(golden.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  return ends(".py") || ends(".json");
 }
 
 std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden) {
@@ -155,6 +158,9 @@ bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
     problem->params = j.at("params").get<std::vector<std::string>>();
     problem->config = j.at("config").get<std::map<std::string, int64_t>>();
     problem->fixed = j.value("fixed", json::object());
+    problem->kind = j.value("kind", "kernelbench");
+    problem->scalars = j.value("scalars", json::array());
+    problem->max_abs = j.value("max_abs", std::map<std::string, double>());
     problem->torch_version = j.value("torch", "");
     for (const json& t : j.at("tensors")) {
       ProblemTensor p;

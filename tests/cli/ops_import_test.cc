@@ -1,8 +1,11 @@
-// `forgek ops import kernelbench`: the operator folder written from a KernelBench fixture, and
-// nothing written when the problem, the seed or the name is refused.
+// `forgek ops import kernelbench|flashinfer`: the operator folder written from a KernelBench or
+// FlashInfer-Bench fixture, and nothing written when the problem, the seed or the name is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -135,6 +138,174 @@ TEST(OpsImport, UsageErrors) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("dim must be a positive integer"), std::string::npos) << r.err;
   EXPECT_EQ(Import(tmp, {tmp.file("missing.py"), "--seed", tmp.file("seed.cu")}).exit_code, 2);
+  EXPECT_TRUE(Entries(tmp.file("ops")).empty());
+}
+
+// ---- FlashInfer-Bench ----
+
+std::string FiFixture(const std::string& name) { return SourceDir() + "/tests/fixtures/import/flashinfer/" + name; }
+std::string Seed(const std::string& name) { return SourceDir() + "/tests/fixtures/import/seeds/" + name; }
+
+CommandResult ImportFi(const TempDir& tmp, std::vector<std::string> args, bool json = false) {
+  args.insert(args.begin(), {"--operators", tmp.file("ops"), "ops", "import", "flashinfer"});
+  if (json) args.insert(args.begin(), "--json");
+  return RunForgek(args, {"XDG_CACHE_HOME=" + tmp.file("cache")});
+}
+
+CommandResult Validate(const TempDir& tmp, const std::string& name) {
+  return RunForgek({"--operators", tmp.file("ops"), "ops", "validate", name}, {"XDG_CACHE_HOME=" + tmp.file("cache")});
+}
+
+// The 1-based line of the first occurrence of `needle` in `text`.
+int LineOf(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return 0;
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+// Three definitions of FlashInfer-Bench's published data (tests/fixtures/import/README.md), with the
+// plain seeds of tests/fixtures/import/seeds/: each folder validates, NVRTC and the golden included.
+TEST(OpsImport, FlashInferDefinitionsImportAndValidate) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("ops"));
+
+  // GEMM with its 43 workloads: one config per M, smallest first.
+  CommandResult r = ImportFi(tmp, {FiFixture("gemm_n4096_k4096.json"), "--workloads", FiFixture("gemm_n4096_k4096.jsonl"),
+                                   "--seed", Seed("gemm_nt_f16_seed.cu")},
+                             true);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["name"], "gemm_n4096_k4096");
+  EXPECT_EQ(out["workloads"], 43);
+  EXPECT_EQ(out["configs"].size(), 43u);
+  nlohmann::json op = nlohmann::json::parse(ReadFile(tmp.file("ops/gemm_n4096_k4096/operator.json")));
+  EXPECT_EQ(op["params"], nlohmann::json({"M", "N", "K"}));
+  EXPECT_EQ(op["category"], "gemm");
+  EXPECT_EQ(op["golden"], "golden.json");
+  EXPECT_EQ(op["configs"][0], nlohmann::json({{"name", "M1"}, {"values", {{"M", 1}, {"N", 4096}, {"K", 4096}}}}));
+  EXPECT_EQ(op["configs"][42]["name"], "M8192");
+  EXPECT_EQ(op["tensors"][0], nlohmann::json({{"name", "A"}, {"role", "input"}, {"dtype", "f16"}, {"shape", {"M", "K"}},
+                                              {"init", {{"dist", "normal"}, {"mean", 0}, {"std", 1}}}}));
+  EXPECT_EQ(op["tensors"][2]["role"], "output");
+  EXPECT_EQ(op["tolerance"]["rel_l2"], 1e-2);
+  EXPECT_GT(op["tolerance"]["max_abs"].get<double>(), 1.0);  // rtol of outputs in the hundreds
+  nlohmann::json golden = nlohmann::json::parse(ReadFile(tmp.file("ops/gemm_n4096_k4096/golden.json")));
+  EXPECT_EQ(golden["flashinfer"], nlohmann::json::parse(ReadFile(FiFixture("gemm_n4096_k4096.json"))));
+  CommandResult v = Validate(tmp, "gemm_n4096_k4096");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  // Fused add + RMSNorm in bf16, its reference's eps fixed in the text.
+  r = ImportFi(tmp, {FiFixture("fused_add_rmsnorm_h4096.json"), "--workloads", FiFixture("fused_add_rmsnorm_h4096.jsonl"),
+                     "--seed", Seed("fused_add_rmsnorm_bf16_seed.cu")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, tmp.file("ops/fused_add_rmsnorm_h4096") + "\n");
+  op = nlohmann::json::parse(ReadFile(tmp.file("ops/fused_add_rmsnorm_h4096/operator.json")));
+  EXPECT_EQ(op["category"], "norm");
+  EXPECT_EQ(op["configs"].size(), 14u);
+  EXPECT_EQ(op["configs"][0]["name"], "batch_size1");
+  EXPECT_EQ(op["tensors"][3], nlohmann::json({{"name", "output"}, {"role", "output"}, {"dtype", "bf16"},
+                                              {"shape", {"batch_size", "hidden_size"}}}));
+  v = Validate(tmp, "fused_add_rmsnorm_h4096");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  // The documentation's RMSNorm without workloads: --sizes and --scalars; eps becomes a scalar.
+  r = ImportFi(tmp, {FiFixture("rmsnorm_d4096.json"), "--sizes", "batch_size=64", "--scalars", "eps=1e-6", "--seed",
+                     Seed("rmsnorm_f16_seed.cu"), "--name", "rmsnorm_f16"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  op = nlohmann::json::parse(ReadFile(tmp.file("ops/rmsnorm_f16/operator.json")));
+  EXPECT_EQ(op["configs"], nlohmann::json::array({{{"name", "batch_size64"}, {"values", {{"batch_size", 64}, {"hidden_size", 4096}}}}}));
+  EXPECT_EQ(op["scalars"], nlohmann::json::array({{{"name", "eps"}, {"dtype", "f32"}, {"value", 1e-6}}}));
+  v = Validate(tmp, "rmsnorm_f16");
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_EQ(Entries(tmp.file("ops")).size(), 3u);
+  // The golden is given golden.json's eps: an operator.json that says another is refused.
+  op["scalars"][0]["value"] = 1e-5;
+  WriteFile(tmp.file("ops/rmsnorm_f16/operator.json"), op.dump(2));
+  v = Validate(tmp, "rmsnorm_f16");
+  EXPECT_EQ(v.exit_code, 1) << v.out << v.err;
+  EXPECT_NE((v.out + v.err).find("scalar eps: the golden gives f32 1e-06, operator.json says f32 1e-05"), std::string::npos)
+      << v.out << v.err;
+}
+
+// Each broken definition or workloads file is refused at FILE:LINE:COLUMN naming the field, and
+// nothing is written.
+TEST(OpsImport, FlashInferBrokenDefinitionIsRefusedLocatedAndNothingWritten) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("ops"));
+  const std::string seed = Seed("gemm_nt_f16_seed.cu");
+  const std::string gemm = ReadFile(FiFixture("gemm_n4096_k4096.json"));
+  auto refused = [&tmp, &seed](const std::string& text, const std::string& want, int line,
+                               const std::vector<std::string>& more = {}) {
+    WriteFile(tmp.file("def.json"), text);
+    std::vector<std::string> args = {tmp.file("def.json"), "--seed", seed, "--sizes", "M=4"};
+    if (!more.empty()) args = {tmp.file("def.json"), "--seed", seed};
+    args.insert(args.end(), more.begin(), more.end());
+    CommandResult r = ImportFi(tmp, args);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+    const std::string file = more.empty() ? tmp.file("def.json") : more[1];
+    EXPECT_NE(r.err.find(file + ":" + std::to_string(line) + ":"), std::string::npos) << r.err;
+    EXPECT_TRUE(Entries(tmp.file("ops")).empty());
+  };
+  {
+    SCOPED_TRACE("bad JSON");
+    std::string text = gemm;
+    text.replace(text.find("\"gemm\",") + 6, 1, "");  // the comma after op_type
+    refused(text, "invalid JSON", LineOf(gemm, "\"tags\""));
+  }
+  {
+    SCOPED_TRACE("unknown dtype");
+    std::string text = gemm;
+    text.replace(text.find("\"float16\""), 9, "\"float13\"");
+    refused(text, "inputs.A.dtype: 'float13' is not a FlashInfer-Bench dtype", LineOf(text, "float13"));
+  }
+  {
+    SCOPED_TRACE("an output's shape names no axis");
+    nlohmann::ordered_json def = nlohmann::ordered_json::parse(gemm);
+    def["outputs"]["C"]["shape"] = {"M", "Q"};
+    const std::string text = def.dump(2);
+    refused(text, "outputs.C.shape[1]: 'Q' is not an axis of the definition (its axes: M, N, K)", LineOf(text, "\"Q\""));
+  }
+  {
+    SCOPED_TRACE("an output sized by the data");
+    nlohmann::ordered_json def = nlohmann::ordered_json::parse(gemm);
+    def["axes"]["nnz"] = {{"type", "var"}};
+    def["outputs"]["C"]["shape"] = {"nnz"};
+    const std::string text = def.dump(2);
+    refused(text, "outputs.C.shape[0]: axis nnz is in no input's shape", LineOf(text, "\"nnz\"\n"));
+  }
+  {
+    SCOPED_TRACE("a workload missing an axis");
+    WriteFile(tmp.file("w.jsonl"), "{\"workload\": {\"uuid\": \"a\", \"axes\": {\"M\": 8}, \"inputs\": {}}}\n\n"
+                                   "{\"workload\": {\"uuid\": \"b\", \"axes\": {}, \"inputs\": {}}}\n");
+    refused(gemm, "workload.axes: no value for the var axis M", 3, {"--workloads", tmp.file("w.jsonl")});
+  }
+  {
+    SCOPED_TRACE("recorded inputs");
+    WriteFile(tmp.file("w.jsonl"), "{\"definition\": \"gemm_n4096_k4096\", \"workload\": {\"uuid\": \"a\", \"axes\": {\"M\": 8}, "
+                                   "\"inputs\": {\"A\": {\"type\": \"safetensors\", \"path\": \"a.safetensors\", "
+                                   "\"tensor_key\": \"A\"}}}}\n");
+    refused(gemm, "workload.inputs.A.type: recorded data (safetensors)", 1, {"--workloads", tmp.file("w.jsonl")});
+  }
+}
+
+TEST(OpsImport, FlashInferUsageErrors) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("ops"));
+  const std::string gemm = FiFixture("gemm_n4096_k4096.json"), seed = Seed("gemm_nt_f16_seed.cu");
+  EXPECT_EQ(ImportFi(tmp, {gemm, "--sizes", "M=4"}).exit_code, 2);  // no --seed
+  CommandResult r = ImportFi(tmp, {gemm, "--seed", seed});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("var axes M need values: give --workloads FILE.jsonl or --sizes"), std::string::npos) << r.err;
+  r = ImportFi(tmp, {gemm, "--seed", seed, "--sizes", "M=4,N=8"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("N is a const axis of the definition (4096)"), std::string::npos) << r.err;
+  r = ImportFi(tmp, {FiFixture("rmsnorm_d4096.json"), "--seed", Seed("rmsnorm_f16_seed.cu"), "--sizes", "batch_size=4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("scalar input eps needs a value: give --scalars eps=V"), std::string::npos) << r.err;
+  r = ImportFi(tmp, {gemm, "--seed", seed, "--workloads", FiFixture("gemm_n4096_k4096.jsonl"), "--sizes", "M=4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(ImportFi(tmp, {tmp.file("missing.json"), "--seed", seed, "--sizes", "M=4"}).exit_code, 2);
   EXPECT_TRUE(Entries(tmp.file("ops")).empty());
 }
 

@@ -1,10 +1,13 @@
 // The C++ side of scripts/forgek_torch_helper.py: finding it, `describe` of KernelBench fixtures and
-// refusals located in the file, and the framed protocol round-tripping every dtype through a real
+// FlashInfer-Bench definitions, refusals located in the file, and the framed protocol round-tripping every dtype through a real
 // `serve` process on the CPU (needs python3-torch, which scripts/install-deps.sh installs).
 #include "forgek/core/torch_helper.h"
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -137,6 +140,53 @@ TEST(TorchHelper, RunIsTheGoldenOfTheModel) {
   EXPECT_EQ(y[0], 0.0f);
   EXPECT_EQ(y[1], 2.0f);
   EXPECT_EQ(y[3], 0.0f);
+}
+
+// A definition kept as forgek's golden.json: its axes are the params, its scalar input comes with
+// its value, and the reference's largest output is reported.
+TEST(TorchHelper, DescribesAFlashInferDefinition) {
+  TempDir tmp;
+  const std::string def = ReadFile(SourceDir() + "/tests/fixtures/import/flashinfer/rmsnorm_d4096.json");
+  WriteFile(tmp.file("golden.json"), "{\"flashinfer\": " + def + ", \"scalars\": {\"eps\": 1e-06}}");
+  KernelBenchProblem p;
+  ProblemError e;
+  ASSERT_TRUE(DescribeKernelBench(Paths(), tmp.file("golden.json"), {{"batch_size", 2}}, 300, &p, &e)) << e.str();
+  EXPECT_EQ(p.kind, "flashinfer");
+  EXPECT_EQ(p.params, (std::vector<std::string>{"batch_size", "hidden_size"}));
+  EXPECT_EQ(p.config, (std::map<std::string, int64_t>{{"batch_size", 2}, {"hidden_size", 4096}}));
+  ASSERT_EQ(p.tensors.size(), 3u);
+  EXPECT_EQ(p.tensors[0].name, "input");
+  EXPECT_EQ(p.tensors[0].dtype, "f16");
+  EXPECT_EQ(p.tensors[2].role, "output");
+  EXPECT_EQ(p.scalars, nlohmann::json::parse(R"([{"name": "eps", "dtype": "f32", "value": 1e-06}])"));
+  EXPECT_GT(p.max_abs["output"], 1.0);
+  // Without its scalar's value the bare definition is refused, naming the input.
+  EXPECT_FALSE(DescribeKernelBench(Paths(), SourceDir() + "/tests/fixtures/import/flashinfer/rmsnorm_d4096.json",
+                                   {{"batch_size", 2}}, 300, &p, &e));
+  EXPECT_NE(e.message.find("inputs.eps: a scalar input with no value"), std::string::npos) << e.message;
+}
+
+TEST(TorchHelper, RunIsTheDefinitionsReference) {
+  TempDir tmp;
+  WriteFile(tmp.file("golden.json"), R"({"flashinfer": {"name": "scale", "axes": {"n": {"type": "var"}},
+    "inputs": {"x": {"shape": ["n"], "dtype": "float32"}, "s": {"shape": null, "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["n"], "dtype": "float32"}},
+    "reference": "def run(x, s):\n    return {'y': x * s}\n"}, "scalars": {"s": 2.5}})");
+  TorchServer server;
+  std::string err;
+  ASSERT_TRUE(server.Start(Paths(), tmp.file("golden.json"), {}, &err)) << err;
+  const float x[3] = {-1.5f, 2.0f, 0.25f};
+  std::vector<TorchTensor> got;
+  ASSERT_TRUE(server.Exchange("run", {{"x", "f32", {3}, std::string(reinterpret_cast<const char*>(x), sizeof x)}}, &got, &err))
+      << err;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "y");
+  EXPECT_EQ(got[0].dtype, "f32");
+  ASSERT_EQ(got[0].bytes.size(), sizeof x);
+  const float* y = reinterpret_cast<const float*>(got[0].bytes.data());
+  EXPECT_EQ(y[0], -3.75f);
+  EXPECT_EQ(y[1], 5.0f);
+  EXPECT_EQ(y[2], 0.625f);
 }
 
 }  // namespace

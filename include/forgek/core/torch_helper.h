@@ -1,5 +1,6 @@
 // The PyTorch side of forgek (scripts/forgek_torch_helper.py, docs/importing.md): where it and a
-// python3 with torch are found, what it says of a KernelBench problem, and its framed protocol.
+// python3 with torch are found, what it says of a KernelBench problem or a FlashInfer-Bench
+// definition, and its framed protocol.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +23,8 @@ struct TorchHelperPaths {
 };
 bool FindTorchHelper(TorchHelperPaths* paths, std::string* err);
 
-// True when an operator's `golden` names a PyTorch problem file (`.py`) rather than a CUDA kernel.
+// True when an operator's `golden` names a PyTorch golden rather than a CUDA kernel: a KernelBench
+// problem (`.py`) or a FlashInfer-Bench definition (`.json`, docs/importing.md).
 bool IsTorchGolden(const std::string& golden);
 
 // What a run says of a PyTorch golden while the worker cannot run one (docs/importing.md).
@@ -36,13 +38,17 @@ struct ProblemTensor {
   std::string state_key;          // a Model parameter's state_dict key, else ""
 };
 
-// What `describe` says of a KernelBench problem.
+// What `describe` says of a KernelBench problem, or of a FlashInfer-Bench definition (kind
+// "flashinfer": params are its axes, and there are scalars and the outputs' magnitudes).
 struct KernelBenchProblem {
   std::string file;
+  std::string kind;                       // "kernelbench" or "flashinfer"
   std::vector<std::string> params;        // the size constants
   std::map<std::string, int64_t> config;  // their values (after --sizes)
   std::vector<ProblemTensor> tensors;     // inputs, then parameters, then outputs
   nlohmann::json fixed;                   // other module-level numbers
+  nlohmann::json scalars;                 // a definition's scalar inputs: [{"name", "dtype", "value"}]
+  std::map<std::string, double> max_abs;  // a definition's outputs: the largest |value| at the config
   std::string torch_version;
 };
 
@@ -54,8 +60,9 @@ struct ProblemError {
   std::string str() const;  // "FILE:LINE: message" (no line when 0)
 };
 
-// Runs `describe FILE --sizes NAME=V,...` in a fresh process (timeout_s of wall time) and parses
-// its answer. False with the refusal, located where the problem says, or what went wrong running it.
+// Runs `describe FILE --sizes NAME=V,...` (FILE a problem .py or a definition .json) in a fresh
+// process (timeout_s of wall time) and parses its answer. False with the refusal, located where the
+// problem says, or what went wrong running it.
 bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          const std::map<std::string, int64_t>& sizes, double timeout_s,
                          KernelBenchProblem* problem, ProblemError* error);
