@@ -319,7 +319,7 @@ class SealExportCTest : public SoftmaxSealFixture {
       return "UNSUPPORTED_SIZE";
     ResolvedCandidate rc;
     Diagnostics diags;
-    if (!ResolveCandidate(c.manifest, op_, params, {{"M", m}, {"N", n}}, &rc, &diags)) return "UNSUPPORTED_SIZE";
+    if (!ResolveCandidate(c.manifest, op_, params, {{"M", m}, {"N", n}}, 132, &rc, &diags)) return "UNSUPPORTED_SIZE";
     int64_t ws = 0;
     for (const auto& [name, b] : rc.workspaces) ws += (b + 255) / 256 * 256;
     std::string out = "ok kernel=" + std::to_string(entry) + " ws=" + std::to_string(ws);
@@ -652,7 +652,7 @@ int main(void) {
     SCOPED_TRACE(line);
     ResolvedCandidate rc;
     Diagnostics why;
-    if (!ResolveCandidate(parsed.manifest, gemm, params, {{"M", v[0]}, {"N", v[1]}, {"K", v[2]}}, &rc, &why)) {
+    if (!ResolveCandidate(parsed.manifest, gemm, params, {{"M", v[0]}, {"N", v[1]}, {"K", v[2]}}, 132, &rc, &why)) {
       EXPECT_EQ(line.rfind("UNSUPPORTED_SIZE constraint '", 0), 0u) << FormatDiagnostics(why);
       continue;
     }
@@ -1067,7 +1067,7 @@ TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSize
   std::string kernel_name;
   for (const Size& size : sizes) {
     ResolvedCandidate launch;
-    ASSERT_TRUE(ResolveCandidate(golden.manifest, gemm, golden_params, size.values, &launch, &diags)) << FormatDiagnostics(diags);
+    ASSERT_TRUE(ResolveCandidate(golden.manifest, gemm, golden_params, size.values, 132, &launch, &diags)) << FormatDiagnostics(diags);
     ASSERT_EQ(launch.launches.size(), 1u);
     const ResolvedLaunch& l = launch.launches[0];
     // The driver passes (A, B, C, M, N, K), the golden's arguments today; a change shows here.
