@@ -150,17 +150,19 @@ std::string CWriter::HeaderFunctions() const {
   c += "/* The launch plan of these sizes: the kernel that serves them and every expression of its manifest\n"
        "   evaluated (grid, block, cluster, shared memory, arguments, workspaces, tensor maps), its\n"
        "   constraints and the driver's limits checked, for the device of the calling thread's current\n"
-       "   context (its SM count, read once per context), or for " + E("_NOMINAL_SMS") + " SMs where the thread\n"
-       "   has none. Makes no other CUDA call and keeps no state: callable without a GPU, from any thread.\n"
+       "   context (the SM count manifests read as num_sms), or for " + E("_NOMINAL_SMS") + " SMs where the\n"
+       "   thread has none. Makes no other CUDA call and keeps no state: callable without a GPU, from any\n"
+       "   thread; plan->num_sms says which count it planned for.\n"
        "   " + E("_UNSUPPORTED_SIZE") + " with plan->message when no kernel takes the sizes. */\n";
   c += PlanSignature() + ";\n\n";
   c += "/* The workspace bytes " + s_.prefix + " needs for these sizes (0 when none), on the device the\n"
        "   plan is for (above). */\n";
   c += WorkspaceBytesSignature() + ";\n\n";
   c += "/* Runs the operator on `stream` (NULL: the legacy default stream of the current context): plans\n"
-       "   the sizes for the SM count of the stream's device (read once per context), loads the kernel's module into the stream's context on first use (once per context,\n"
-       "   thread-safe), encodes the tensor maps, clears the workspaces that need it and launches every\n"
-       "   kernel of the plan, asynchronously. Tensors are device pointers (const: read only).\n"
+       "   the sizes for the SM count of the stream's device (read once per context), loads the kernel's\n"
+       "   module into the stream's context on first use (once per context, thread-safe), encodes the\n"
+       "   tensor maps, clears the workspaces that need it and launches every kernel of the plan,\n"
+       "   asynchronously. Tensors are device pointers (const: read only).\n"
        "   `workspace`: device memory of at least " + T("_workspace_bytes") + "() bytes, 256-byte aligned;\n"
        "   or NULL, and the call takes it from the stream's memory pool (cuMemAllocAsync) and frees it\n"
        "   after the launches (cuMemFreeAsync), both ordered on `stream`. */\n";
