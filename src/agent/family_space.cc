@@ -26,7 +26,7 @@ bool FamilySpace::Valid(const ParamAssignment& params, std::string* why) const {
   std::string first_failure;
   for (const ConfigSpec& config : op_.configs) {
     std::string reason;
-    const bool holds = ConstraintsHold(family_.manifest, params, config.values, &reason);
+    const bool holds = ConstraintsHold(family_.manifest, params, config.values, NominalSmCount(family_.manifest), &reason);
     if (holds && coverage_ == Coverage::some_config) return true;
     if (!holds && first_failure.empty()) first_failure = "config " + config.name + ": " + reason;
     if (!holds && coverage_ == Coverage::every_config) break;

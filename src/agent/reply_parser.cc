@@ -177,7 +177,7 @@ bool ParseReplyCandidate(const std::string& reply, const OperatorSpec& op, Propo
   bool any_config = op.configs.empty() || family;
   for (const auto& config : op.configs) {
     std::string config_why;
-    if (ConstraintsHold(candidate.manifest, params, config.values, &config_why)) {
+    if (ConstraintsHold(candidate.manifest, params, config.values, NominalSmCount(candidate.manifest), &config_why)) {
       any_config = true;
       break;
     }

@@ -24,6 +24,7 @@ class SessionEvaluator : public Evaluator {
   }
   std::string DeviceName() const override;
   std::string DriverVersion() const override;
+  int64_t SmCount() const override { return worker_.SmCount(); }
   WorkerEvaluator& worker() { return worker_; }
   const ProbeResult& probe() const { return probe_; }
 

@@ -246,12 +246,15 @@ std::vector<KernelFile> KernelFiles(const OperatorSpec& op) {
 bool ResolveOnConfigs(const OperatorSpec& op, const std::string& path, const CandidateManifest& m,
                       const ParamAssignment& params, bool where_constraints_hold, Diagnostics* diags) {
   bool ok = true;
+  // No device: num_sms is the nominal count of the kernel's arch (a persistent grid's bound checks
+  // hold for it; the worker binds the real count when it launches).
+  const int64_t num_sms = NominalSmCount(m);
   for (const ConfigSpec& config : op.configs) {
     std::string why;
-    if (where_constraints_hold && !ConstraintsHold(m, params, config.values, &why)) continue;
+    if (where_constraints_hold && !ConstraintsHold(m, params, config.values, num_sms, &why)) continue;
     ResolvedCandidate resolved;
     Diagnostics found;
-    if (ResolveCandidate(m, op, params, config.values, &resolved, &found)) continue;
+    if (ResolveCandidate(m, op, params, config.values, num_sms, &resolved, &found)) continue;
     for (Diagnostic d : found) {
       d.file = path;
       d.message = "config '" + config.name + "': " + d.message;

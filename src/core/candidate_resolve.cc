@@ -44,12 +44,27 @@ long ErrorIndex(const Diagnostic& expr_error, size_t prefix = 0) {
   return expr_error.column > 0 ? static_cast<long>(expr_error.column - 1 + prefix) : -1;
 }
 
-// The bindings of one instance: config params, candidate params, then lets in order.
-bool BindInstance(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config, Bindings* out,
-                  Diagnostic* err) {
+// The bindings of one instance: config params, num_sms, candidate params, then lets in order. A param
+// or let named num_sms would hide the device's count: validation refuses it, and so does this for a
+// manifest that was never validated.
+bool BindInstance(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config, int64_t num_sms,
+                  Bindings* out, Diagnostic* err) {
   Bindings b = config;
-  for (const auto& [name, value] : params) b[name] = value;
+  b[kNumSmsName] = num_sms;
+  for (const auto& [name, value] : params) {
+    if (name == kNumSmsName) {
+      const std::string field = JsonPathKey("params", name);
+      *err = At(m, field, field, -1, ReservedNameMessage(name));
+      return false;
+    }
+    b[name] = value;
+  }
   for (const auto& [name, text] : m.lets) {
+    if (name == kNumSmsName) {
+      const std::string field = JsonPathKey("let", name);
+      *err = At(m, field, field, -1, ReservedNameMessage(name));
+      return false;
+    }
     Diagnostic d;
     int64_t v;
     if (!EvalExpression(text, b, &v, &d)) {
@@ -320,11 +335,19 @@ class Resolver {
 
 }  // namespace
 
+int64_t NominalSmCount(const std::string& arch) { return arch == "sm100" ? 148 : 132; }
+
+int64_t NominalSmCount(const CandidateManifest& m) { return NominalSmCount(m.archs.empty() ? "sm90" : m.archs.front()); }
+
+std::string ReservedNameMessage(const std::string& name) {
+  return "'" + name + "' is reserved: forgek binds it to the device's SM count (docs/expressions.md); choose another name";
+}
+
 bool ConstraintsHold(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config,
-                     std::string* why) {
+                     int64_t num_sms, std::string* why) {
   Bindings vars;
   Diagnostic err;
-  if (!BindInstance(m, params, config, &vars, &err) || !CheckConstraints(m, vars, &err)) {
+  if (!BindInstance(m, params, config, num_sms, &vars, &err) || !CheckConstraints(m, vars, &err)) {
     *why = err.message;
     return false;
   }
@@ -332,7 +355,7 @@ bool ConstraintsHold(const CandidateManifest& m, const ParamAssignment& params, 
 }
 
 bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& params,
-                      const Bindings& config, ResolvedCandidate* out, Diagnostics* diags) {
+                      const Bindings& config, int64_t num_sms, ResolvedCandidate* out, Diagnostics* diags) {
   size_t first = diags->size();
   for (const ParamSpec& p : m.params) {
     auto it = params.find(p.name);
@@ -354,8 +377,8 @@ bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const 
   if (diags->size() > first) return false;
   Bindings vars;
   Diagnostic err;
-  if (!BindInstance(m, params, config, &vars, &err) || !CheckConstraints(m, vars, &err)) {
-    err.message += " (config " + ConfigText(config) + ")";
+  if (!BindInstance(m, params, config, num_sms, &vars, &err) || !CheckConstraints(m, vars, &err)) {
+    err.message += " (config " + ConfigText(config) + ",num_sms=" + std::to_string(num_sms) + ")";
     diags->push_back(err);
     return false;
   }

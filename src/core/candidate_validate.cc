@@ -48,6 +48,7 @@ class CandidateValidator {
   bool Validate(size_t code_begin) {
     CheckNamesAgainstOperator();
     scope_ = op_.params;
+    scope_.push_back(kNumSmsName);  // bound by every resolution: the device's SM count
     for (const ParamSpec& p : m_.params) scope_.push_back(p.name);
     // Names are looked up in a set: a let's check costs its own names, not the count of lets before it.
     scope_set_.insert(scope_.begin(), scope_.end());
@@ -73,7 +74,7 @@ class CandidateValidator {
     std::string params;
     for (const ParamSpec& p : m_.params) params += (params.empty() ? "" : ", ") + p.name;
     return "expressions may use the operator's params (" + JoinNames(op_.params) + "), the candidate's params (" +
-           (params.empty() ? "(none)" : params) + ") and " + lets;
+           (params.empty() ? "(none)" : params) + "), " + lets + " and " + kNumSmsName + " (the device's SM count)";
   }
 
   bool Check(const std::string& path, const std::string& text) {
@@ -87,6 +88,10 @@ class CandidateValidator {
     for (const TensorSpec& t : op_.tensors) taken[t.name] = "tensor of the operator";
     for (const ScalarSpec& s : op_.scalars) taken[s.name] = "scalar of the operator";
     auto check = [&](const std::string& name, const std::string& path, bool by_key) {
+      if (name == kNumSmsName) {
+        by_key ? r_.KeyError(path, ReservedNameMessage(name)) : r_.Error(path, ReservedNameMessage(name));
+        return;
+      }
       auto it = taken.find(name);
       if (it == taken.end()) return;
       std::string message = "'" + name + "' is already the name of a " + it->second;

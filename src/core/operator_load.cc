@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "forgek/core/candidate.h"
 #include "forgek/core/file_read.h"
 #include "json_fields.h"
 #include "forgek/core/json_parse.h"
@@ -99,6 +100,7 @@ class OperatorLoader {
         const std::string& p = s_.params[i];
         std::string path = JsonPathIndex("params", i);
         if (!IsIdentifier(p)) r_.Error(path, "'" + p + "' is not an identifier"), params_ok_ = false;
+        else if (p == kNumSmsName) r_.Error(path, ReservedNameMessage(p)), params_ok_ = false;
         else if (!seen.insert(p).second) r_.Error(path, "param '" + p + "' appears twice"), params_ok_ = false;
       }
     }

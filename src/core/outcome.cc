@@ -25,4 +25,9 @@ bool ParseOutcome(const std::string& s, Outcome* out) {
 
 bool OutcomeTimed(Outcome o) { return o == Outcome::slower || o == Outcome::same || o == Outcome::faster; }
 
+int64_t DeviceSmCountOr(const Evaluator* evaluator, const std::string& arch) {
+  const int64_t sms = evaluator ? evaluator->SmCount() : 0;
+  return sms > 0 ? sms : NominalSmCount(arch);
+}
+
 }  // namespace forgek

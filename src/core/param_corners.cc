@@ -8,7 +8,8 @@ namespace forgek {
 bool ValidUnderSomeConfig(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& params) {
   for (const ConfigSpec& config : op.configs) {
     std::string why;
-    if (ConstraintsHold(m, params, config.values, &why)) return true;
+    // No device here: the constraints of a family are checked at its arch's nominal SM count.
+    if (ConstraintsHold(m, params, config.values, NominalSmCount(m), &why)) return true;
   }
   return false;
 }

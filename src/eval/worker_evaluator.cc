@@ -84,8 +84,8 @@ bool MakeWireConfig(const OperatorSpec& op, const ConfigSpec& config, WireConfig
   return true;
 }
 
-bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const ConfigSpec& config, WireKernel* out,
-                    std::string* err) {
+bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const ConfigSpec& config, int64_t num_sms,
+                    WireKernel* out, std::string* err) {
   WireKernel w;
   w.label = k.label;
   if (!k.library.empty()) {
@@ -96,12 +96,12 @@ bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const Conf
       return false;
     }
     std::string why;
-    if (!ConstraintsHold(k.manifest, k.params, config.values, &why)) {
+    if (!ConstraintsHold(k.manifest, k.params, config.values, num_sms, &why)) {
       *err = k.label + " does not support config " + config.name + ": " + why;
       return false;
     }
     Diagnostics diags;
-    if (!ResolveCandidate(k.manifest, op, k.params, config.values, &w.launch, &diags)) {
+    if (!ResolveCandidate(k.manifest, op, k.params, config.values, num_sms, &w.launch, &diags)) {
       *err = k.label + " on config " + config.name + ": " + FormatDiagnostics(diags);
       return false;
     }
@@ -119,6 +119,17 @@ bool WorkerEvaluator::Probe(ProbeResult* out, std::string* err) {
   if (r.status != WorkerClient::Status::ok) return *err = r.detail, false;
   if (!FromJson(r.body, out, err)) return false;
   if (!out->ok) return *err = out->error, false;
+  if (!out->devices.empty()) device_sms_ = out->devices.front().sms;
+  return true;
+}
+
+bool WorkerEvaluator::DeviceSms(int64_t* out, std::string* err) {
+  if (device_sms_ <= 0) {
+    ProbeResult probe;
+    if (!Probe(&probe, err)) return *err = "the worker did not describe its device: " + *err, false;
+    if (device_sms_ <= 0) return *err = "the worker reports no device (num_sms unknown)", false;
+  }
+  *out = device_sms_;
   return true;
 }
 
@@ -163,6 +174,8 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
       configs.push_back(c);
     }
   }
+  int64_t num_sms = 0;
+  if (!DeviceSms(&num_sms, &err)) return finish(Outcome::crash, err);
 
   for (const ConfigSpec* config : configs) {
     EvaluateCommand cmd;
@@ -170,10 +183,10 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     cmd.policy = opts_.policy;
     cmd.seeds = FreshSeeds(req.seeds);
     if (!MakeWireConfig(op, *config, &cmd.config, &err)) return finish(Outcome::launch_error, err);
-    if (!MakeWireKernel(req.golden, op, *config, &cmd.golden, &err))
+    if (!MakeWireKernel(req.golden, op, *config, num_sms, &cmd.golden, &err))
       return finish(Outcome::launch_error, "golden: " + err);
-    if (!MakeWireKernel(req.candidate, op, *config, &cmd.candidate, &err)) return finish(Outcome::launch_error, err);
-    if (has_incumbent && !MakeWireKernel(req.incumbent, op, *config, &cmd.incumbent, &err))
+    if (!MakeWireKernel(req.candidate, op, *config, num_sms, &cmd.candidate, &err)) return finish(Outcome::launch_error, err);
+    if (has_incumbent && !MakeWireKernel(req.incumbent, op, *config, num_sms, &cmd.incumbent, &err))
       return finish(Outcome::launch_error, "incumbent: " + err);
     if (cmd.golden.label.empty()) cmd.golden.label = "golden";
     if (cmd.candidate.label.empty()) cmd.candidate.label = "candidate";
@@ -257,13 +270,15 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
       configs.push_back(c);
     }
   }
+  int64_t num_sms = 0;
+  if (!DeviceSms(&num_sms, err)) return false;
   std::vector<KernelProfile> profiles;
   for (const ConfigSpec* config : configs) {
     const std::string where = "config " + config->name;
     ProfileCommand cmd;
     cmd.metrics = req.metrics;
     cmd.seed = FreshSeeds(1)[0];
-    if (!MakeWireConfig(op, *config, &cmd.config, err) || !MakeWireKernel(req.kernel, op, *config, &cmd.kernel, err))
+    if (!MakeWireConfig(op, *config, &cmd.config, err) || !MakeWireKernel(req.kernel, op, *config, num_sms, &cmd.kernel, err))
       return false;
     if (cmd.kernel.label.empty()) cmd.kernel.label = "kernel";
     WorkerClient::Reply r = client_.Call("profile", ToJson(cmd), opts_.profile_deadline_s);

@@ -86,12 +86,14 @@ bool RunState::Attempt(const Proposal& p, const CompileResult& compiled, std::st
 std::vector<std::string> RunState::SupportedConfigs(const Proposal& p) const {
   // The configs an instance serves are those its manifest resolves for (constraints and launch
   // limits): a search instance may serve only some, measured there for a dispatch.
+  // At the run's device's SM count where the evaluator knows it, as the worker will resolve it.
   const std::vector<std::string> configs = ConfigNames();
+  const int64_t num_sms = DeviceSmCountOr(services_.evaluator, opts_.arch);
   std::vector<std::string> supported;
   for (const std::string& name : configs) {
     ResolvedCandidate rc;
     Diagnostics diags;
-    if (ResolveCandidate(p.candidate.manifest, op_, p.params, op_.FindConfig(name)->values, &rc, &diags))
+    if (ResolveCandidate(p.candidate.manifest, op_, p.params, op_.FindConfig(name)->values, num_sms, &rc, &diags))
       supported.push_back(name);
   }
   // None: evaluated on every config, where the launch error says why; all: as the run asked.

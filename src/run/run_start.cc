@@ -154,7 +154,7 @@ bool RunState::PrepareIncumbent(std::string* err) {
   } else if (!PrepareExpertReference(op_, opts_.arch, *services_.compiler, &expert_, err)) {
     return false;
   }
-  ServeOutsideTable(op_, expert_.kernel, &incumbent_);
+  ServeOutsideTable(op_, expert_.kernel, DeviceSmCountOr(services_.evaluator, opts_.arch), &incumbent_);
   if (services_.evaluator && !opts_.compile_only &&
       !PrepareGolden(op_, opts_.arch, *services_.compiler, &golden_, err))
     return false;

@@ -108,6 +108,8 @@ class CWriter {
   std::string MessageHelpers() const;
   bool TensorCheck(std::string* out, std::string* err) const;
   std::string PublicPlan() const;
+  // The public plan function: fk_plan_for at the current context's SM count.
+  std::string PlanEntry() const;
   // Locals v_<name> of a plan function: the sizes, then `params` (a kernel's; null for none).
   void BindSizes(FunctionBody& f, const ParamAssignment* params) const;
 
@@ -122,6 +124,8 @@ class CWriter {
   std::string Cubins() const;
   std::string ModuleTables() const;
   std::string ModuleFunctions() const;
+  // fk_context_sms and fk_current_sms: the SM count of a context's device, read once per context.
+  std::string ContextSms() const;
   std::string Unload() const;
   // The statements that take `context`'s id and then the cache's mutex (`what`: the context, in an error).
   std::string CacheLock(const std::string& what) const;

@@ -96,7 +96,10 @@ std::string CWriter::HeaderTypes() const {
   c += "#define " + E("_MAX_WORKSPACES") + " " + std::to_string(MaxWorkspaces()) + "\n";
   c += "#define " + E("_MAX_TENSOR_MAPS") + " " + std::to_string(MaxTensorMaps()) + "\n";
   c += "#define " + E("_SIZES") + " " + std::to_string(op_.params.size()) + "\n";
-  c += "#define " + E("_MESSAGE_BYTES") + " " + std::to_string(kMessageBytes) + "\n\n";
+  c += "#define " + E("_MESSAGE_BYTES") + " " + std::to_string(kMessageBytes) + "\n";
+  c += "/* The SM count a plan is for where no device is at hand (a thread without a current context):\n"
+       "   the sealed arch's (" + s_.seal->arch + "). Manifests read the count as num_sms (a persistent grid). */\n";
+  c += "#define " + E("_NOMINAL_SMS") + " " + std::to_string(NominalSmCount(s_.seal->arch)) + "\n\n";
   c += "/* One kernel launch of a plan, in launch order. */\n";
   c += "typedef struct " + T("_launch") + " {\n"
        "  const char* kernel;  /* the function's name in its cubin */\n"
@@ -126,6 +129,7 @@ std::string CWriter::HeaderTypes() const {
   c += "/* Every expression of the serving kernel's manifest evaluated for one set of sizes. */\n";
   c += "typedef struct " + Plan() + " {\n"
        "  int64_t sizes[" + E("_SIZES") + "];  /* in the operator's order */\n"
+       "  int64_t num_sms;           /* the device's SM count the plan is for (num_sms of the manifests) */\n"
        "  int kernel;                /* which kernel serves the sizes (the list at the top); -1 when none */\n"
        "  const char* kernel_label;\n"
        "  int num_launches;\n"
@@ -145,16 +149,20 @@ std::string CWriter::HeaderFunctions() const {
   std::string c;
   c += "/* The launch plan of these sizes: the kernel that serves them and every expression of its manifest\n"
        "   evaluated (grid, block, cluster, shared memory, arguments, workspaces, tensor maps), its\n"
-       "   constraints and the driver's limits checked. Makes no CUDA call and keeps no state: callable\n"
-       "   without a GPU, from any thread. " + E("_UNSUPPORTED_SIZE") + " with plan->message when no kernel\n"
-       "   takes the sizes. */\n";
+       "   constraints and the driver's limits checked, for the device of the calling thread's current\n"
+       "   context (the SM count manifests read as num_sms), or for " + E("_NOMINAL_SMS") + " SMs where the\n"
+       "   thread has none. Makes no other CUDA call and keeps no state: callable without a GPU, from any\n"
+       "   thread; plan->num_sms says which count it planned for.\n"
+       "   " + E("_UNSUPPORTED_SIZE") + " with plan->message when no kernel takes the sizes. */\n";
   c += PlanSignature() + ";\n\n";
-  c += "/* The workspace bytes " + s_.prefix + " needs for these sizes (0 when none). */\n";
+  c += "/* The workspace bytes " + s_.prefix + " needs for these sizes (0 when none), on the device the\n"
+       "   plan is for (above). */\n";
   c += WorkspaceBytesSignature() + ";\n\n";
-  c += "/* Runs the operator on `stream` (NULL: the legacy default stream of the current context): checks\n"
-       "   the sizes, loads the kernel's module into the stream's context on first use (once per context,\n"
-       "   thread-safe), encodes the tensor maps, clears the workspaces that need it and launches every\n"
-       "   kernel of the plan, asynchronously. Tensors are device pointers (const: read only).\n"
+  c += "/* Runs the operator on `stream` (NULL: the legacy default stream of the current context): plans\n"
+       "   the sizes for the SM count of the stream's device (read once per context), loads the kernel's\n"
+       "   module into the stream's context on first use (once per context, thread-safe), encodes the\n"
+       "   tensor maps, clears the workspaces that need it and launches every kernel of the plan,\n"
+       "   asynchronously. Tensors are device pointers (const: read only).\n"
        "   `workspace`: device memory of at least " + T("_workspace_bytes") + "() bytes, 256-byte aligned;\n"
        "   or NULL, and the call takes it from the stream's memory pool (cuMemAllocAsync) and frees it\n"
        "   after the launches (cuMemFreeAsync), both ordered on `stream`. */\n";

@@ -212,11 +212,19 @@ std::string CWriter::PublicCall() const {
        "  CUcontext context = NULL, current = NULL, popped = NULL;\n"
        "  CUdeviceptr scratch = (CUdeviceptr)(uintptr_t)workspace;\n"
        "  int pushed = 0, allocated = 0;\n"
-       "  CUresult r;\n"
+       "  int64_t num_sms = 0;\n"
+       "  const char* sms_call = \"cuStreamGetCtx\";\n"
+       "  CUresult r, sms_result;\n"
        "  " + st + " status;\n"
        "  fk_last_error[0] = '\\0';\n"
        "  fk_last_cuda = CUDA_SUCCESS;\n"
-       "  status = " + T("_plan") + "(" + SizeArgs() + ", &plan);\n"
+       "  /* The plan is for the stream's device. Where the driver cannot name it, the sizes are still\n"
+       "     planned (at the nominal count) so that sizes no kernel takes are refused before a driver\n"
+       "     error is reported; nothing is launched on such a plan. */\n"
+       "  sms_result = cuStreamGetCtx(stream, &context);\n"
+       "  if (sms_result == CUDA_SUCCESS) sms_result = fk_context_sms(context, &num_sms, &sms_call);\n"
+       "  status = fk_plan_for(" + SizeArgs() + ", sms_result == CUDA_SUCCESS ? num_sms : " + E("_NOMINAL_SMS") +
+       ", &plan);\n"
        "  if (status != " + E("_OK") + ") return fk_error(status, plan.message);\n";
   for (const TensorSpec& t : op_.tensors)
     c += "  if (" + CParamName(t.name) + " == NULL) return fk_error(" + E("_INVALID_ARGUMENT") + ", " +
@@ -229,8 +237,7 @@ std::string CWriter::PublicCall() const {
                     {"(int64_t)plan.workspace_bytes", true},
                     {CStringLiteral(" (" + T("_workspace_bytes") + ")")}}) +
        "    return " + E("_INVALID_ARGUMENT") + ";\n  }\n";
-  c += "  r = cuStreamGetCtx(stream, &context);\n"
-       "  if (r != CUDA_SUCCESS) return fk_cuda_error(r, \"cuStreamGetCtx\", \"the stream's context\");\n"
+  c += "  if (sms_result != CUDA_SUCCESS) return fk_cuda_error(sms_result, sms_call, \"the stream's context\");\n"
        "  r = cuCtxGetCurrent(&current);\n"
        "  if (r != CUDA_SUCCESS) return fk_cuda_error(r, \"cuCtxGetCurrent\", \"the calling thread\");\n"
        "  if (context != current) {\n"

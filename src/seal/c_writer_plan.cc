@@ -75,26 +75,30 @@ bool CWriter::TensorCheck(std::string* out, std::string* err) const {
 
 void CWriter::BindSizes(FunctionBody& f, const ParamAssignment* params) const {
   for (const std::string& p : op_.params) f.Line("int64_t v_" + p + " = " + CParamName(p) + ";");
-  if (params)
+  if (params) {
     for (const auto& [name, value] : *params) f.Line("int64_t v_" + name + " = " + CInt64Literal(value) + ";");
+    f.Line("int64_t v_" + std::string(kNumSmsName) + " = num_sms;");
+  }
   // Not every expression reads every name: the casts keep -Wunused-variable quiet in the C.
   for (const std::string& p : op_.params) f.Line("(void)v_" + p + ";");
-  if (params)
+  if (params) {
     for (const auto& [name, value] : *params) f.Line("(void)v_" + name + ";");
+    f.Line("(void)v_" + std::string(kNumSmsName) + ";");
+  }
 }
 
 std::string CWriter::PublicPlan() const {
   const std::string st = Status(), plan = Plan();
   std::string c;
-  c += "/* Plans kernel `kernel` from a clean plan. */\n";
-  c += "static " + st + " fk_plan_kernel(int kernel, " + SizeParams() + ", " + plan + "* plan) {\n";
+  c += "/* Plans kernel `kernel` from a clean plan, for a device of `num_sms` SMs. */\n";
+  c += "static " + st + " fk_plan_kernel(int kernel, " + SizeParams() + ", int64_t num_sms, " + plan + "* plan) {\n";
   c += "  plan->kernel = kernel;\n  plan->num_launches = 0;\n  plan->num_workspaces = 0;\n"
        "  plan->num_tensor_maps = 0;\n  plan->workspace_bytes = 0;\n";
   c += "  switch (kernel) {\n";
   for (const CKernel& k : s_.kernels) {
     c += "    case " + std::to_string(k.entry) + ":\n";
     c += "      plan->kernel_label = " + CStringLiteral(k.label) + ";\n";
-    c += "      return fk_plan_" + std::to_string(k.entry) + "(" + SizeArgs() + ", plan);\n";
+    c += "      return fk_plan_" + std::to_string(k.entry) + "(" + SizeArgs() + ", num_sms, plan);\n";
   }
   c += "    default:\n      plan->kernel = -1;\n      return fk_fail(plan, \"no such kernel\");\n  }\n}\n\n";
   const bool refer = s_.dispatch && s_.fallback >= 0;
@@ -107,16 +111,18 @@ std::string CWriter::PublicPlan() const {
          "  plan->message[0] = '\\0';\n" +
          AppendLines("  ", "plan->message", {{"before"}, {"why"}}) + "  return " + E("_UNSUPPORTED_SIZE") + ";\n}\n\n";
   }
-  c += PlanSignature() + " {\n";
+  c += "/* The plan of the sizes on a device of `num_sms` SMs. */\n";
+  c += "static " + st + " fk_plan_for(" + SizeParams() + ", int64_t num_sms, " + plan + "* plan) {\n";
   c += "  " + st + " status;\n";
   c += "  if (plan == NULL) return " + E("_INVALID_ARGUMENT") + ";\n";
   c += "  memset(plan, 0, sizeof *plan);\n  plan->kernel = -1;\n  plan->kernel_label = \"\";\n";
+  c += "  plan->num_sms = num_sms;\n";
   for (size_t i = 0; i < op_.params.size(); ++i)
     c += "  plan->sizes[" + std::to_string(i) + "] = " + CParamName(op_.params[i]) + ";\n";
   c += "  status = fk_check_tensors(" + SizeArgs() + ", plan);\n";
   c += "  if (status != " + E("_OK") + ") return status;\n";
   if (!s_.dispatch) {
-    c += "  return fk_plan_kernel(0, " + SizeArgs() + ", plan);\n}\n\n";
+    c += "  return fk_plan_kernel(0, " + SizeArgs() + ", num_sms, plan);\n}\n\n" + PlanEntry();
     return c;
   }
   c += "  /* The seal's rule: the table row whose values equal the sizes; else the fallback where it\n"
@@ -127,7 +133,7 @@ std::string CWriter::PublicPlan() const {
       cond += (cond.empty() ? "" : " && ") + CParamName(p) + " == " + CInt64Literal(r.values.at(p));
     c += "  if (" + cond + ") {  /* config " + CommentText(r.config) + ": " + CommentText(r.why) + " */\n";
     if (r.kernel >= 0) {
-      c += "    return fk_plan_kernel(" + std::to_string(s_.kernels[r.kernel].entry) + ", " + SizeArgs() + ", plan);\n";
+      c += "    return fk_plan_kernel(" + std::to_string(s_.kernels[r.kernel].entry) + ", " + SizeArgs() + ", num_sms, plan);\n";
     } else {
       c += "    return fk_fail(plan, " +
            CStringLiteral("the seal serves these sizes (config " + r.config + ") with the expert reference (" +
@@ -140,18 +146,22 @@ std::string CWriter::PublicPlan() const {
     c += "  return fk_fail(plan, " +
          CStringLiteral("the seal's rule gives sizes outside its table to the expert reference (" + s_.reference +
                         "), which a C export does not hold") +
-         ");\n}\n\n";
+         ");\n}\n\n" + PlanEntry();
     return c;
   }
   const CKernel& fb = s_.kernels[s_.fallback];
-  c += "  status = fk_plan_kernel(" + std::to_string(fb.entry) + ", " + SizeArgs() + ", plan);\n";
+  c += "  status = fk_plan_kernel(" + std::to_string(fb.entry) + ", " + SizeArgs() + ", num_sms, plan);\n";
   c += "  if (status != " + E("_UNSUPPORTED_SIZE") + ") return status;\n";
   c += "  return fk_refer(plan, " +
        CStringLiteral("the seal's fallback, kernel " + std::to_string(fb.entry) +
                       ", does not accept these sizes, so its rule gives them to the expert reference (" + s_.reference +
                       "), which a C export does not hold: ") +
-       ");\n}\n\n";
+       ");\n}\n\n" + PlanEntry();
   return c;
+}
+
+std::string CWriter::PlanEntry() const {
+  return PlanSignature() + " {\n  return fk_plan_for(" + SizeArgs() + ", fk_current_sms(), plan);\n}\n\n";
 }
 
 }  // namespace forgek

@@ -254,6 +254,7 @@ bool CWriter::PlanLaunch(const CKernel& k, size_t i, FunctionBody& f, std::strin
 bool CWriter::KernelPlan(const CKernel& k, std::string* out, std::string* err) const {
   const CandidateManifest& m = k.candidate.manifest;
   std::set<std::string> bound(op_.params.begin(), op_.params.end());
+  bound.insert(kNumSmsName);  // the device's SM count, a parameter of the plan function
   for (const auto& [name, value] : k.params) bound.insert(name);
   for (const auto& [name, text] : m.lets) bound.insert(name);
   FunctionBody f(bound, "  ");
@@ -280,7 +281,7 @@ bool CWriter::KernelPlan(const CKernel& k, std::string* out, std::string* err) c
   f.Line("if (plan->num_launches == 0) " + FunctionBody::Fail("launches: no launch runs: the 'when' of every launch is 0"));
   *out = "/* Kernel " + std::to_string(k.entry) + ": " + CommentText(k.label) + ", params " +
          CommentText(ParamsJson(k.params)) + ". */\nstatic " + Status() + " fk_plan_" + std::to_string(k.entry) + "(" +
-         SizeParams() + ", " + Plan() + "* plan) {\n" + f.code() + "  return " + E("_OK") + ";\n}\n\n";
+         SizeParams() + ", int64_t num_sms, " + Plan() + "* plan) {\n" + f.code() + "  return " + E("_OK") + ";\n}\n\n";
   return true;
 }
 

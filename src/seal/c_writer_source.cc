@@ -17,7 +17,7 @@ bool CWriter::Source(std::string* out, std::string* err) {
   if (!TensorCheck(&part, err)) return false;
   c += part;
   if (!EachKernel(&CWriter::KernelPlan, &c, err)) return false;
-  c += PublicPlan() + ModuleTables() + ErrorState() + ModuleFunctions() + LaunchHelpers();
+  c += ModuleTables() + ContextSms() + PublicPlan() + ErrorState() + ModuleFunctions() + LaunchHelpers();
   if (!EachKernel(&CWriter::KernelLaunch, &c, err)) return false;
   c += PublicCall() + ErrorAccessors() + Unload();
   *out = std::move(c);

@@ -302,13 +302,13 @@ bool LoadDispatchKernels(const SealRecord& seal, const std::string& arch, Store&
   return ReadDispatchTable(seal, &table, err) && CompileDispatchTable(seal, table, arch, store, compiler, inc, err);
 }
 
-void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, Incumbent* inc) {
+void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, int64_t num_sms, Incumbent* inc) {
   if (!inc->dispatch) return;
   for (const std::string& config : inc->reference_configs) inc->per_config[config].kernel = expert;
   for (const ConfigSpec& c : op.configs) {
     if (inc->per_config.count(c.name)) continue;
     const KernelUnderTest* fallback = inc->FallbackKernel();
-    if (fallback && KernelAcceptsShape(op, *fallback, c.values)) {
+    if (fallback && KernelAcceptsShape(op, *fallback, c.values, num_sms)) {
       DispatchKernel k = inc->fallback ? *inc->fallback : DispatchKernel{};
       if (!inc->fallback) {
         k.kernel = inc->kernel;

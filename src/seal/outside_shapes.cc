@@ -68,12 +68,13 @@ std::vector<ConfigSpec> DrawOutsideShapes(const OperatorSpec& op, const ShapeFil
   return out;
 }
 
-bool KernelAcceptsShape(const OperatorSpec& op, const KernelUnderTest& kernel, const Bindings& values) {
+bool KernelAcceptsShape(const OperatorSpec& op, const KernelUnderTest& kernel, const Bindings& values,
+                        int64_t num_sms) {
   if (!TensorsFit(op, values)) return false;
   if (!kernel.library.empty()) return true;
   ResolvedCandidate rc;
   Diagnostics diags;
-  return ResolveCandidate(kernel.manifest, op, kernel.params, values, &rc, &diags);
+  return ResolveCandidate(kernel.manifest, op, kernel.params, values, num_sms, &rc, &diags);
 }
 
 OutsideCheck CheckOutsideShapes(Evaluator& evaluator, const OperatorSpec& op, const KernelUnderTest& golden,
@@ -86,9 +87,13 @@ OutsideCheck CheckOutsideShapes(Evaluator& evaluator, const OperatorSpec& op, co
     return check;
   }
   OperatorSpec outside = op;
+  // Shapes the kernels accept on the evaluator's device, where the worker will resolve them.
+  const int64_t num_sms = DeviceSmCountOr(&evaluator, kernel.manifest.archs.empty() ? "sm90" : kernel.manifest.archs[0]);
   outside.configs = DrawOutsideShapes(
       op,
-      [&](const Bindings& v) { return KernelAcceptsShape(op, kernel, v) && KernelAcceptsShape(op, golden, v); },
+      [&](const Bindings& v) {
+        return KernelAcceptsShape(op, kernel, v, num_sms) && KernelAcceptsShape(op, golden, v, num_sms);
+      },
       count, seed);
   if (outside.configs.empty()) {
     check.detail = "no shape within operator.json's ranges that it accepts (outside the suite)";

@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -26,18 +28,48 @@ bool WriteText(const fs::path& path, const std::string& text, std::string* err) 
   return WriteFileAtomic(path.string(), text, err);
 }
 
+// Whether any launch of `m` depends on the device's SM count: a grid, block, cluster, shared memory,
+// `when` or argument reads num_sms, directly or through a let.
+bool ReadsNumSms(const CandidateManifest& m) {
+  std::set<std::string> reading = {kNumSmsName};
+  auto reads = [&reading](const std::string& text) {
+    Diagnostic d;
+    std::unique_ptr<Expr> e = Expr::Parse(text.rfind("i64:", 0) == 0 || text.rfind("f32:", 0) == 0 ? text.substr(4) : text, &d);
+    if (!e) return false;
+    for (const std::string& name : e->Names())
+      if (reading.count(name)) return true;
+    return false;
+  };
+  for (const auto& [name, text] : m.lets)
+    if (reads(text)) reading.insert(name);
+  for (const WorkspaceSpec& w : m.workspaces)
+    if (reads(w.bytes)) return true;
+  for (const TensorMapSpec& t : m.tensor_maps)
+    for (const std::vector<std::string>* list : {&t.box, &t.shape})
+      for (const std::string& text : *list)
+        if (reads(text)) return true;
+  for (const LaunchSpec& l : m.launches) {
+    for (const std::vector<std::string>* list : {&l.grid, &l.block, &l.cluster, &l.args})
+      for (const std::string& text : *list)
+        if (reads(text)) return true;
+    if (reads(l.smem) || (!l.when.empty() && reads(l.when))) return true;
+  }
+  return false;
+}
+
 // Every config's launches with every expression evaluated, plus the tensors a caller must allocate.
 // A kernel of a dispatch seal serves only some configs (`every_config` false): those its manifest
 // refuses (a constraint, a launch bound) go to "refused" with the reason, where a single-kernel seal
-// must take every config and the export fails instead.
+// must take every config and the export fails instead. The launches are for a device of `num_sms` SMs
+// (no device is at hand at export): the file says so, and which kernels read the count.
 bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssignment& params, bool every_config,
-                nlohmann::json* out, std::string* err) {
+                int64_t num_sms, nlohmann::json* out, std::string* err) {
   nlohmann::json configs = nlohmann::json::array();
   nlohmann::json refused = nlohmann::json::array();
   for (const ConfigSpec& config : op.configs) {
     ResolvedCandidate rc;
     Diagnostics diags;
-    if (!ResolveCandidate(cand.manifest, op, params, config.values, &rc, &diags)) {
+    if (!ResolveCandidate(cand.manifest, op, params, config.values, num_sms, &rc, &diags)) {
       if (!every_config) {
         refused.push_back({{"config", config.name}, {"values", config.values}, {"why", FormatDiagnostics(diags)}});
         continue;
@@ -91,7 +123,8 @@ bool LaunchJson(const OperatorSpec& op, const Candidate& cand, const ParamAssign
                        {"tensor_maps", maps},
                        {"launches", launches}});
   }
-  *out = {{"format", "forgek-seal-launch/1"}, {"operator", op.name}, {"params", params}, {"configs", configs}};
+  *out = {{"format", "forgek-seal-launch/1"}, {"operator", op.name}, {"params", params}, {"num_sms", num_sms},
+          {"reads_num_sms", ReadsNumSms(cand.manifest)}, {"configs", configs}};
   if (!refused.empty()) (*out)["refused"] = refused;
   return true;
 }
@@ -170,7 +203,7 @@ bool ExportKernel(Store& store, const std::string& what, const std::string& cand
     cubin = std::move(compiled.cubin);
   }
   nlohmann::json launch;
-  if (!LaunchJson(op, parsed, params, every_config, &launch, err)) {
+  if (!LaunchJson(op, parsed, params, every_config, NominalSmCount(arch), &launch, err)) {
     *err = what + ": " + *err;
     return false;
   }

@@ -681,6 +681,9 @@ def _plan(tensors, keyword_sizes):
     if plan is None:
         device, sizes = _checked_sizes(tensors, keyword_sizes)
         with torch.cuda.device(device):
+            # The workspace may grow with the device's SM count (num_sms), which the C reads from
+            # the thread's current context: make it this device's.
+            _make_context_current(device.index)
             ws = workspace_bytes(sizes)
         out_shapes = {name: _shapes.tensor_shape(name, sizes)
                       for name, role, _ in _shapes.TENSORS if role == "output"}

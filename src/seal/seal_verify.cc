@@ -49,7 +49,7 @@ SealMeasurement MeasureSeal(Evaluator& evaluator, Store& store, Compiler& compil
   Incumbent served;
   served.kernel = req.candidate;
   if (!LoadDispatchKernels(seal, seal.arch, store, compiler, &served, &err)) return m.error = err, m;
-  ServeOutsideTable(op, expert.kernel, &served);
+  ServeOutsideTable(op, expert.kernel, DeviceSmCountOr(&evaluator, seal.arch), &served);
   if (!served.dispatch) {
     m.result = evaluator.Evaluate(req);
   } else {

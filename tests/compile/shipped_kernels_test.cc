@@ -64,7 +64,7 @@ bool LoadOwningOperator(const std::string& rel, OperatorSpec* op, std::string* e
 bool ValidSomewhere(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& a) {
   for (const ConfigSpec& c : op.configs) {
     std::string why;
-    if (ConstraintsHold(m, a, c.values, &why)) return true;
+    if (ConstraintsHold(m, a, c.values, NominalSmCount(m), &why)) return true;  // no device: the nominal count
   }
   return false;
 }

@@ -44,7 +44,7 @@ TEST(CandidateResolve, EvaluatesEverything) {
   Candidate c = Parse(kFamily);
   ResolvedCandidate r;
   Diagnostics diags;
-  ASSERT_TRUE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 128}, {"BN", 128}, {"STAGES", 2}}, kSquare, &r, &diags))
+  ASSERT_TRUE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 128}, {"BN", 128}, {"STAGES", 2}}, kSquare, 132, &r, &diags))
       << FormatDiagnostics(diags);
   ASSERT_EQ(r.workspaces.size(), 2u);
   EXPECT_EQ(r.workspaces[0], (std::pair<std::string, int64_t>{"flags", 128}));
@@ -87,20 +87,20 @@ TEST(CandidateResolve, EvaluatesEverything) {
 TEST(CandidateResolve, ConstraintsDecideValidity) {
   Candidate c = Parse(kFamily);
   std::string why;
-  EXPECT_TRUE(ConstraintsHold(c.manifest, {{"BM", 64}, {"BN", 128}, {"STAGES", 2}}, kSquare, &why)) << why;
-  EXPECT_FALSE(ConstraintsHold(c.manifest, {{"BM", 128}, {"BN", 128}, {"STAGES", 4}}, kSquare, &why));
+  EXPECT_TRUE(ConstraintsHold(c.manifest, {{"BM", 64}, {"BN", 128}, {"STAGES", 2}}, kSquare, 132, &why)) << why;
+  EXPECT_FALSE(ConstraintsHold(c.manifest, {{"BM", 128}, {"BN", 128}, {"STAGES", 4}}, kSquare, 132, &why));
   EXPECT_NE(why.find("smem <= 100000"), std::string::npos) << why;
   EXPECT_FALSE(ConstraintsHold(c.manifest, {{"BM", 128}, {"BN", 128}, {"STAGES", 2}}, {{"M", 100}, {"N", 1}, {"K", 1}},
-                               &why));
+                               132, &why));
   EXPECT_NE(why.find("M % BM == 0"), std::string::npos) << why;
   // An assignment that leaves out a param cannot be judged.
-  EXPECT_FALSE(ConstraintsHold(c.manifest, {{"BN", 128}, {"STAGES", 2}}, kSquare, &why));
+  EXPECT_FALSE(ConstraintsHold(c.manifest, {{"BN", 128}, {"STAGES", 2}}, kSquare, 132, &why));
   EXPECT_NE(why.find("unknown name 'BM'"), std::string::npos) << why;
 
   ResolvedCandidate r;
   r.launches.resize(5);
   Diagnostics diags;
-  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 128}, {"BN", 128}, {"STAGES", 4}}, kSquare, &r, &diags));
+  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 128}, {"BN", 128}, {"STAGES", 4}}, kSquare, 132, &r, &diags));
   EXPECT_EQ(r.launches.size(), 5u) << "a failed resolve leaves the output alone";
   ASSERT_FALSE(diags.empty());
   EXPECT_EQ(diags[0].field, "constraints");
@@ -110,13 +110,13 @@ TEST(CandidateResolve, ParamAssignmentMustMatchTheManifest) {
   Candidate c = Parse(kFamily);
   ResolvedCandidate r;
   Diagnostics diags;
-  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 96}, {"BN", 128}, {"STAGES", 2}, {"XX", 1}}, kSquare, &r,
+  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 96}, {"BN", 128}, {"STAGES", 2}, {"XX", 1}}, kSquare, 132, &r,
                                 &diags));
   std::string all = FormatDiagnostics(diags);
   EXPECT_NE(all.find("value 96 is not in the domain of 'BM'"), std::string::npos) << all;
   EXPECT_NE(all.find("'XX' is not a param"), std::string::npos) << all;
   diags.clear();
-  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 64}}, kSquare, &r, &diags));
+  EXPECT_FALSE(ResolveCandidate(c.manifest, Gemm(), {{"BM", 64}}, kSquare, 132, &r, &diags));
   EXPECT_NE(FormatDiagnostics(diags).find("no value given for param 'BN'"), std::string::npos);
 }
 
@@ -125,7 +125,7 @@ std::string ResolveError(const std::string& launch, const std::string& extra = "
   Candidate c = Parse("{" + extra + "\"launches\": [" + launch + "]}");
   ResolvedCandidate r;
   Diagnostics diags;
-  bool ok = ResolveCandidate(c.manifest, Gemm(), {}, kSquare, &r, &diags);
+  bool ok = ResolveCandidate(c.manifest, Gemm(), {}, kSquare, 132, &r, &diags);
   EXPECT_EQ(ok, diags.empty());
   return FormatDiagnostics(diags);
 }
@@ -163,7 +163,7 @@ TEST(CandidateResolve, LaunchesRunWhereTheirWhenHolds) {
   for (int64_t n : {512, 4096}) {
     ResolvedCandidate r;
     Diagnostics diags;
-    ASSERT_TRUE(ResolveCandidate(c.manifest, Gemm(), {}, {{"M", 8}, {"N", n}, {"K", 64}}, &r, &diags))
+    ASSERT_TRUE(ResolveCandidate(c.manifest, Gemm(), {}, {{"M", 8}, {"N", n}, {"K", 64}}, 132, &r, &diags))
         << FormatDiagnostics(diags);
     ASSERT_EQ(r.launches.size(), 1u) << "N = " << n;
     EXPECT_EQ(r.launches[0].block[0], n <= 1024 ? 32 : 64);

@@ -563,5 +563,18 @@ TEST(DType, NamesSizesAndKinds) {
   EXPECT_TRUE(DTypeIsFloat(DType::e4m3));
 }
 
+// num_sms is the device's SM count (docs/expressions.md): an operator param of that name would hide
+// it, and an operator's shapes, FLOP and byte formulas are the same on every device, so they cannot
+// read it.
+TEST(OperatorSpec, AParamNamedNumSmsIsRefusedAsReserved) {
+  Loaded r = LoadEdited([](Json& j) { j["params"].push_back("num_sms"); });
+  ExpectError(r, "params[1]", "'num_sms' is reserved");
+}
+
+TEST(OperatorSpec, AShapeCannotReadNumSms) {
+  Loaded r = LoadEdited([](Json& j) { j["tensors"][0]["shape"][0] = "N*num_sms"; });
+  ExpectError(r, "tensors[0].shape[0]", "num_sms");
+}
+
 }  // namespace
 }  // namespace forgek

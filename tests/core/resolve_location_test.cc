@@ -45,7 +45,7 @@ class ResolveLocation : public ::testing::Test {
     ParamAssignment params;
     for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values[0];
     ResolvedCandidate r;
-    EXPECT_FALSE(ResolveCandidate(c.manifest, op_, params, op_.configs[0].values, &r, &diags));
+    EXPECT_FALSE(ResolveCandidate(c.manifest, op_, params, op_.configs[0].values, 132, &r, &diags));
     return diags;
   }
 
@@ -125,7 +125,7 @@ TEST_F(ResolveLocation, AManifestBuiltInMemoryHasNoPosition) {
   CandidateManifest m = c.manifest;
   m.origin.reset();
   ResolvedCandidate r;
-  EXPECT_FALSE(ResolveCandidate(m, op_, {}, op_.configs[0].values, &r, &diags));
+  EXPECT_FALSE(ResolveCandidate(m, op_, {}, op_.configs[0].values, 132, &r, &diags));
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_EQ(diags[0].file, "");
   EXPECT_EQ(diags[0].line, 0);

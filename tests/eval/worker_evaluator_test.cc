@@ -4,19 +4,25 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
 #include "test_util.h"
 
 namespace forgek {
 namespace {
 
 // A fake worker: answers hello and calibrate, and every evaluate with `evaluate_fields`.
+// Its device has `sms` SMs.
 std::vector<std::string> FakeWorker(const std::string& evaluate_fields, const std::string& on_evaluate = "",
-                                    const std::string& peaks = R"("copy_kernel_gbps":4000,"tf32_tflops":400)") {
+                                    const std::string& peaks = R"("copy_kernel_gbps":4000,"tf32_tflops":400)",
+                                    int sms = 132) {
   std::string script = R"sh(while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9-]*\).*/\1/')
   type=$(printf '%s' "$line" | sed 's/.*"type":"\([a-z]*\)".*/\1/')
   case "$type" in
-    hello) printf '{"id":%s,"type":"reply","ok":true,"driver_version":13000,"devices":[]}\n' "$id" ;;
+    hello) printf '{"id":%s,"type":"reply","ok":true,"driver_version":13000,"devices":[{"index":0,"name":"Fake GPU","cc":"9.0","sms":)sh" + std::to_string(sms) + R"sh(,"l2_bytes":1,"memory_bytes":1}]}\n' "$id" ;;
     calibrate) printf '{"id":%s,"type":"reply","ok":true,"peaks":{)sh" + peaks + R"sh(}}\n' "$id" ;;
     evaluate) )sh" + on_evaluate + R"sh( printf '{"id":%s,"type":"reply",%s}\n' "$id" ')sh" + evaluate_fields + R"sh(' ;;
     *) printf '{"id":%s,"type":"reply","ok":true}\n' "$id" ;;
@@ -225,6 +231,37 @@ TEST_F(WorkerEvaluatorTest, UnknownConfigAndMissingCubinAreLaunchErrors) {
   r = ev.Evaluate(req);
   EXPECT_EQ(r.outcome, Outcome::launch_error);
   EXPECT_NE(r.detail.find("no cubin"), std::string::npos) << r.detail;
+}
+
+// A grid that reads num_sms reaches the worker resolved with the SM count the worker reports for
+// its device (here 78), not the nominal 132: the supervisor asks the worker before it resolves.
+TEST_F(WorkerEvaluatorTest, LaunchesBindNumSmsToTheWorkersDevice) {
+  const std::string log = ::testing::TempDir() + "/num_sms_evaluate.json";
+  std::remove(log.c_str());
+  kernel_.manifest.launches[0].grid = {"min(ceil_div(N, 256), num_sms)"};
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"), "printf '%s\\n' \"$line\" >> '" + log + "';", R"("copy_kernel_gbps":4000)", 78)));
+  EvalResult r = Run(ev);
+  ASSERT_EQ(r.outcome, Outcome::faster) << r.detail;
+  EXPECT_EQ(ev.SmCount(), 78);
+  std::ifstream in(log);
+  std::string line;
+  int seen = 0;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    const int64_t n = j["config"]["values"]["N"].get<int64_t>();
+    const int64_t want = std::min<int64_t>((n + 255) / 256, 78);
+    EXPECT_EQ(j["candidate"]["launch"]["launches"][0]["grid"][0].get<int64_t>(), want) << line;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2);  // both configs; the large one (4096 blocks) capped at 78
+}
+
+// A worker that cannot name its device leaves num_sms unbound: nothing is launched.
+TEST_F(WorkerEvaluatorTest, AWorkerWithoutADeviceIsACrashNamingNumSms) {
+  WorkerEvaluator ev(Opts(FakeWorker(Timed("10"), "", R"("copy_kernel_gbps":4000)", 0)));
+  EvalResult r = Run(ev, /*with_incumbent=*/false);
+  EXPECT_EQ(r.outcome, Outcome::crash);
+  EXPECT_NE(r.detail.find("num_sms"), std::string::npos) << r.detail;
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ TEST(DispatchFallback, AFallbackThatHoldsOnEveryConfigServesShapesOutsideTheTabl
   ASSERT_TRUE(PickIncumbent(wider, "sm90", &r.store, *r.compiler, &inc, &r.err)) << r.err;
   KernelUnderTest expert;
   expert.library = "scripted.reference";
-  ServeOutsideTable(wider, expert, &inc);
+  ServeOutsideTable(wider, expert, 132, &inc);
   ASSERT_TRUE(inc.For("medium").library.empty());
   EXPECT_GE(inc.For("medium").params.at("TILE"), 4);
   evaluator.requests.clear();

@@ -276,7 +276,7 @@ TEST(DispatchSeal, AMalformedDispatchTableIsAnErrorNamingTheSealAndTheEntry) {
   KernelUnderTest expert;
   expert.library = "scripted.reference";
   inc.kernel.label = "own kernel";
-  ServeOutsideTable(fx.op, expert, &inc);
+  ServeOutsideTable(fx.op, expert, 132, &inc);
   EXPECT_EQ(inc.For("large").library, "scripted.reference");
   EXPECT_EQ(inc.reference_configs, (std::set<std::string>{"small", "large"}));
   seal.metadata_json = R"({"family": "x"})";

@@ -319,7 +319,7 @@ class SealExportCTest : public SoftmaxSealFixture {
       return "UNSUPPORTED_SIZE";
     ResolvedCandidate rc;
     Diagnostics diags;
-    if (!ResolveCandidate(c.manifest, op_, params, {{"M", m}, {"N", n}}, &rc, &diags)) return "UNSUPPORTED_SIZE";
+    if (!ResolveCandidate(c.manifest, op_, params, {{"M", m}, {"N", n}}, 132, &rc, &diags)) return "UNSUPPORTED_SIZE";
     int64_t ws = 0;
     for (const auto& [name, b] : rc.workspaces) ws += (b + 255) / 256 * 256;
     std::string out = "ok kernel=" + std::to_string(entry) + " ws=" + std::to_string(ws);
@@ -461,6 +461,82 @@ TEST_F(SealExportCTest, AnUnsupportedSizeReturnsTheErrorCodeNamingTheConstraint)
   EXPECT_EQ(calls[0], "UNSUPPORTED_SIZE constraint 'N % VEC == 0' does not hold (sizes M=4096, N=1022)");
   EXPECT_EQ(calls[1].rfind("CUDA_ERROR cuStreamGetCtx (the stream's context): ", 0), 0u)
       << "a supported size reaches the driver, here the stub: " << calls[1];
+}
+
+// A persistent kernel's grid reads num_sms, the device's SM count (docs/expressions.md). The export
+// binds it in C: the call reads the count of its stream's device from the driver once per context,
+// the public plan that of the current context, and where there is none (no driver: the stub) the
+// sealed arch's nominal count. A fake driver preloaded over the stub answers the queries with 78
+// SMs and counts them.
+TEST_F(SealExportCTest, NumSmsIsTheDevicesCountReadOncePerContextElseTheNominalOne) {
+  const std::string source =
+      "/* forgek\n{\"launches\": [{\"kernel\": \"softmax_persistent\", \"grid\": [\"min(M, num_sms*2)\"], \"block\": [256],\n"
+      "  \"args\": [\"x\", \"y\", \"M\", \"N\", \"num_sms\"]}]}\n*/\n"
+      "extern \"C\" __global__ void softmax_persistent(const float* x, float* y, int M, int N, int sms) {}\n";
+  SealRecord s = SealOf("c0000persistent", source, {}, "persistent cubin");
+  const std::string dir = Export(s);
+  ASSERT_FALSE(dir.empty());
+  const std::string header = ReadFile(dir + "/" + kStem + ".h");
+  EXPECT_NE(header.find("#define FORGEK_SOFTMAX_FP32_NOMINAL_SMS 132"), std::string::npos) << header;
+  EXPECT_NE(header.find("int64_t num_sms;"), std::string::npos) << "the plan says which count it is for";
+  const std::string c = ReadFile(dir + "/" + kStem + ".c");
+  EXPECT_NE(c.find("cuDeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device)"), std::string::npos);
+  EXPECT_NE(c.find("int64_t v_num_sms = num_sms;"), std::string::npos) << "the manifest's name is bound";
+  ExpectCompiles(dir);
+  const std::string driver = BuildHostDriver(dir, 1);
+
+  // No driver: the nominal count.
+  std::vector<std::string> plans = RunDriver(driver, {{1000, 64}, {100, 64}});
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0], "ok kernel=0 ws=0 softmax_persistent g=264,1,1 b=256,1,1 c=1,1,1 s=0 a=0,0,1000,64,132");
+  EXPECT_EQ(plans[1], "ok kernel=0 ws=0 softmax_persistent g=100,1,1 b=256,1,1 c=1,1,1 s=0 a=0,0,100,64,132");
+
+  // A device of 78 SMs behind a current context.
+  const std::string fake = dir + "/fake_driver.c";
+  WriteFile(fake,
+            "#include <cuda.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+            "#define FAKE_CONTEXT ((CUcontext)(uintptr_t)0x1000)\n"
+            "CUresult cuCtxGetCurrent(CUcontext* c) { *c = FAKE_CONTEXT; return CUDA_SUCCESS; }\n"
+            "CUresult cuStreamGetCtx(CUstream s, CUcontext* c) { (void)s; *c = FAKE_CONTEXT; return CUDA_SUCCESS; }\n"
+            "CUresult cuCtxGetId(CUcontext c, unsigned long long* id) { (void)c; *id = 7; return CUDA_SUCCESS; }\n"
+            "CUresult cuCtxPushCurrent(CUcontext c) { (void)c; return CUDA_SUCCESS; }\n"
+            "CUresult cuCtxPopCurrent(CUcontext* c) { if (c) *c = FAKE_CONTEXT; return CUDA_SUCCESS; }\n"
+            "CUresult cuCtxGetDevice(CUdevice* d) { *d = 0; return CUDA_SUCCESS; }\n"
+            "CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice d) {\n"
+            "  (void)d;\n"
+            "  if (a != CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) return CUDA_ERROR_INVALID_VALUE;\n"
+            "  fprintf(stderr, \"fake driver: SM count read\\n\");\n"
+            "  *v = 78;\n"
+            "  return CUDA_SUCCESS;\n"
+            "}\n");
+  std::string log;
+  ASSERT_TRUE(RunTool({cc_, "-shared", "-fPIC", "-I" + CudaRoot() + "/include", fake, "-o", dir + "/fake_driver.so"},
+                      &log))
+      << log;
+  auto run = [&](bool call) {
+    std::vector<std::string> argv = {driver, tmp_.file("cubin")};
+    if (call) argv.push_back("call");
+    std::string out;
+    EXPECT_TRUE(RunTool(argv, &out, "1000 64\n100 64\n1000 64\n",
+                        {"LD_LIBRARY_PATH=" + dir + "/stub", "LD_PRELOAD=" + dir + "/fake_driver.so"}))
+        << out;
+    return out;
+  };
+  auto reads = [](const std::string& out) {
+    int n = 0;
+    for (size_t at = out.find("SM count read"); at != std::string::npos; at = out.find("SM count read", at + 1)) ++n;
+    return n;
+  };
+  const std::string planned = run(false);
+  EXPECT_NE(planned.find("ok kernel=0 ws=0 softmax_persistent g=156,1,1 b=256,1,1 c=1,1,1 s=0 a=0,0,1000,64,78\n"
+                         "ok kernel=0 ws=0 softmax_persistent g=100,1,1 b=256,1,1 c=1,1,1 s=0 a=0,0,100,64,78\n"),
+            std::string::npos)
+      << planned;
+  // Three calls in one context: the count is read once, then kept with the context's modules (the
+  // stub then fails the module load, after the plan).
+  const std::string called = run(true);
+  EXPECT_EQ(reads(called), 1) << called;
+  EXPECT_NE(called.find("CUDA_ERROR cuModuleLoadData"), std::string::npos) << called;
 }
 
 // A dispatch seal: the table row whose values equal the sizes, else the fallback where it accepts
@@ -652,7 +728,7 @@ int main(void) {
     SCOPED_TRACE(line);
     ResolvedCandidate rc;
     Diagnostics why;
-    if (!ResolveCandidate(parsed.manifest, gemm, params, {{"M", v[0]}, {"N", v[1]}, {"K", v[2]}}, &rc, &why)) {
+    if (!ResolveCandidate(parsed.manifest, gemm, params, {{"M", v[0]}, {"N", v[1]}, {"K", v[2]}}, 132, &rc, &why)) {
       EXPECT_EQ(line.rfind("UNSUPPORTED_SIZE constraint '", 0), 0u) << FormatDiagnostics(why);
       continue;
     }
@@ -1067,7 +1143,7 @@ TEST_F(GpuSealExportC, AGemmDispatchMatchesTheGoldenOnEverySuiteConfigAndTwoSize
   std::string kernel_name;
   for (const Size& size : sizes) {
     ResolvedCandidate launch;
-    ASSERT_TRUE(ResolveCandidate(golden.manifest, gemm, golden_params, size.values, &launch, &diags)) << FormatDiagnostics(diags);
+    ASSERT_TRUE(ResolveCandidate(golden.manifest, gemm, golden_params, size.values, 132, &launch, &diags)) << FormatDiagnostics(diags);
     ASSERT_EQ(launch.launches.size(), 1u);
     const ResolvedLaunch& l = launch.launches[0];
     // The driver passes (A, B, C, M, N, K), the golden's arguments today; a change shows here.

@@ -130,6 +130,9 @@ TEST_F(SealTest, ExportWritesAFolderADriverApiLoaderCanUse) {
   nlohmann::json launch = nlohmann::json::parse(ReadFile(dir + "/launch.json"));
   EXPECT_EQ(launch.value("format", ""), "forgek-seal-launch/1");
   EXPECT_EQ(launch.value("operator", ""), op_.name);
+  // No device at export: the launches are for sm90's nominal SM count, which the seed never reads.
+  EXPECT_EQ(launch.value("num_sms", 0), 132);
+  EXPECT_EQ(launch.value("reads_num_sms", true), false);
   EXPECT_EQ(launch["params"]["THREADS"], 256);
   ASSERT_EQ(launch["configs"].size(), op_.configs.size());
   for (size_t i = 0; i < op_.configs.size(); ++i) {

@@ -12,6 +12,7 @@
 
 #include "forgek/core/param_corners.h"
 #include "forgek/core/params.h"
+#include "forgek/worker/gpu_context.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {
@@ -50,6 +51,56 @@ TEST(GpuWorker, ProbeAndCalibrateReportTheDevice) {
   // or of 50 us would mean the measurement timed something else.
   EXPECT_GT(peaks.launch_floor_us, 0.2);
   EXPECT_LT(peaks.launch_floor_us, 50);
+}
+
+// num_sms in a manifest is the SM count of the worker's device: the supervisor learns it from the
+// worker and resolves with it. The count is compared with cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)
+// read here, in the test's own process; then a kernel launched with "grid": ["num_sms"] traps unless
+// gridDim.x is that count (passed as a literal argument), and is correct. With the count off by one
+// the same kernel traps: the check is live.
+TEST(GpuWorker, LaunchesBindNumSmsToTheDevicesMultiprocessorCount) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  const ProbeResult here = worker::ProbeDevices();
+  ASSERT_TRUE(here.ok && !here.devices.empty()) << here.error;
+  const int sms = here.devices[0].sms;
+  ASSERT_GT(sms, 0);
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  WorkerEvaluator ev(opts);
+  int64_t bound = 0;
+  std::string err;
+  ASSERT_TRUE(ev.DeviceSms(&bound, &err)) << err;
+  EXPECT_EQ(bound, sms);
+  EXPECT_EQ(ev.SmCount(), sms);
+  std::printf("[ num_sms  ] %s: %d SMs\n", here.devices[0].name.c_str(), sms);
+
+  const OperatorSpec op = LoadOp(SourceDir() + "/tests/core/data/operators/tiny_scale");
+  Compiler compiler(NoCache());
+  auto per_sm = [&](int expected) {
+    const std::string source =
+        "/* forgek\n{\"name\": \"scale_per_sm\", \"launches\": [{\"kernel\": \"scale_per_sm\", \"grid\": [\"num_sms\"],\n"
+        "  \"block\": [256], \"args\": [\"x\", \"y\", \"alpha\", \"N\", \"" + std::to_string(expected) + "\"]}]}\n*/\n"
+        "extern \"C\" __global__ void scale_per_sm(const float* x, float* y, float alpha, int n, int expected) {\n"
+        "  if (gridDim.x != (unsigned)expected) __trap();\n"
+        "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = alpha * x[i];\n"
+        "}\n";
+    Candidate c;
+    Diagnostics diags;
+    EXPECT_TRUE(ParseCandidate("scale_per_sm.cu", source, &c, &diags)) << FormatDiagnostics(diags);
+    EXPECT_TRUE(ValidateCandidate(c, op, &diags)) << FormatDiagnostics(diags);
+    return testing::CompileLoaded(compiler, c, "scale_per_sm.cu", "candidate");
+  };
+  EvalRequest req;
+  req.op = &op;
+  req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+  req.candidate = per_sm(sms);
+  req.time = false;
+  req.seeds = 1;
+  EvalResult r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::correct) << OutcomeName(r.outcome) << ": " << r.detail;
+  req.candidate = per_sm(sms + 1);
+  r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::crash) << "a grid of another count would not trap: " << r.detail;
 }
 
 // Checks, for every shipped operator, the kernel `pick` chooses against the golden on every config
@@ -110,7 +161,7 @@ bool FirstValidInstance(const CandidateManifest& m, const ConfigSpec& config, Pa
       index /= it->values.size();
     }
     std::string why;
-    if (ConstraintsHold(m, a, config.values, &why)) {
+    if (ConstraintsHold(m, a, config.values, NominalSmCount(m), &why)) {
       *out = std::move(a);
       return true;
     }
@@ -201,7 +252,8 @@ TEST(GpuWorker, EveryFamilyIsCorrectAtTheCornersOfItsDomains) {
         inst.params = params;
         for (const ConfigSpec& c : op.configs) {
           std::string why;
-          if (ConstraintsHold(cand.manifest, params, c.values, &why)) inst.configs.push_back(c.name);
+          if (ConstraintsHold(cand.manifest, params, c.values, NominalSmCount(cand.manifest), &why))
+            inst.configs.push_back(c.name);
         }
         if (inst.configs.empty()) continue;
         CompileRequest creq;

@@ -126,10 +126,24 @@ bool ValidateCandidate(const Candidate& c, const OperatorSpec& op, Diagnostics* 
 // One choice of a value for every param of a candidate (for a fixed candidate, its values).
 using ParamAssignment = std::map<std::string, int64_t>;
 
-// The param assignment's constraints under every config of `op` hold (those naming no config
-// param are checked once). Fills `why` with the first failing constraint.
+// The reserved name every candidate expression may read for the multiprocessor count of the device
+// its launches are for (a persistent grid of one block per SM: "min(units, num_sms)"). No operator
+// param, candidate param, let, workspace or tensor map may take it (docs/expressions.md).
+inline constexpr const char* kNumSmsName = "num_sms";
+// The error for a name declared as kNumSmsName: it says why it is refused and what to do.
+std::string ReservedNameMessage(const std::string& name);
+// The count bound to num_sms where a manifest is resolved for no device (validation, the compile
+// gate, a family's space, an LLM reply's checks): the target arch's parts, sm90 132 (H100 SXM, H200),
+// sm100 148 (B200); any other arch, sm90's. Where a launch is for a real device, callers bind that
+// device's CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT instead.
+int64_t NominalSmCount(const std::string& arch);
+// NominalSmCount of the first arch the manifest is written for (sm90 when it names none).
+int64_t NominalSmCount(const CandidateManifest& m);
+
+// The param assignment's constraints under a config hold, num_sms bound to `num_sms`. Fills `why`
+// with the first failing constraint.
 bool ConstraintsHold(const CandidateManifest& m, const ParamAssignment& params, const Bindings& config,
-                     std::string* why);
+                     int64_t num_sms, std::string* why);
 
 // A launch with every expression evaluated for one config and one param assignment.
 struct ResolvedArg {
@@ -159,8 +173,11 @@ struct ResolvedCandidate {
   std::vector<ResolvedLaunch> launches;
 };
 
+// Every expression of `m` under one config and one param assignment, num_sms bound to `num_sms`: the
+// device's count for a launch on a real device, else NominalSmCount. The result is for that count
+// only: a grid that reads num_sms is not valid on a device with another.
 bool ResolveCandidate(const CandidateManifest& m, const OperatorSpec& op, const ParamAssignment& params,
-                      const Bindings& config, ResolvedCandidate* out, Diagnostics* diags);
+                      const Bindings& config, int64_t num_sms, ResolvedCandidate* out, Diagnostics* diags);
 
 // The NVRTC -D options for an assignment ("-DBM=128", ...), in param order.
 std::vector<std::string> ParamDefines(const ParamAssignment& params);

@@ -103,6 +103,13 @@ class Evaluator {
   virtual std::string DeviceName() const { return ""; }
   // The driver version of that device ("580.159.04"), for seals.
   virtual std::string DriverVersion() const { return ""; }
+  // The multiprocessor count of that device, which manifests read as num_sms; 0 while unknown (not
+  // probed yet, or a scripted evaluator): callers then bind the nominal count (NominalSmCount).
+  virtual int64_t SmCount() const { return 0; }
 };
+
+// What num_sms binds to for launches on `evaluator`'s device: its SmCount where known (null or 0:
+// not), else the nominal count of `arch` (NominalSmCount).
+int64_t DeviceSmCountOr(const Evaluator* evaluator, const std::string& arch);
 
 }  // namespace forgek

@@ -96,6 +96,10 @@ class WorkerEvaluator : public Evaluator {
 
   // The device the worker reports (hello), starting it when needed.
   bool Probe(ProbeResult* out, std::string* err);
+  // The SM count of the worker's device (its device 0): what every launch this evaluator resolves
+  // binds to num_sms. Probes once when nothing has probed yet; false when the worker reports no device.
+  bool DeviceSms(int64_t* out, std::string* err);
+  int64_t SmCount() const override { return device_sms_; }
   // The peaks used for SOL: the options' or SetPeaks', else measured by the worker once.
   bool Peaks(DevicePeaks* out, std::string* err);
   // Peaks known after construction (e.g. the store's calibration of the probed device).
@@ -107,12 +111,15 @@ class WorkerEvaluator : public Evaluator {
   WorkerEvaluatorOptions opts_;
   WorkerClient client_;
   DevicePeaks peaks_;
+  // From the first probe. A respawned worker runs the same command, so on the same device.
+  int64_t device_sms_ = 0;
 };
 
 // Builds the worker's description of one config of `op` (shapes and init bounds evaluated).
 bool MakeWireConfig(const OperatorSpec& op, const ConfigSpec& config, WireConfig* out, std::string* err);
-// Binds a kernel under test to one config (ResolveCandidate for compiled kernels).
-bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const ConfigSpec& config, WireKernel* out,
-                    std::string* err);
+// Binds a kernel under test to one config (ResolveCandidate for compiled kernels) on a device of
+// `num_sms` multiprocessors: the launches it carries are for that device only.
+bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const ConfigSpec& config, int64_t num_sms,
+                    WireKernel* out, std::string* err);
 
 }  // namespace forgek

@@ -62,8 +62,9 @@ struct Incumbent {
 // verify` and an export's reader alike, docs/seal-format.md): its fallback kernel where that
 // accepts the shape, else the expert reference. Fills inc->per_config for every config of `op`
 // outside the table (the expert's kernel where it serves, those configs also in reference_configs,
-// as are the table's own reference rows); a seal without a table is left as it is.
-void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, Incumbent* inc);
+// as are the table's own reference rows); a seal without a table is left as it is. "Accepts" is
+// judged on a device of `num_sms` SMs, as the export's call judges it on the device it runs on.
+void ServeOutsideTable(const OperatorSpec& op, const KernelUnderTest& expert, int64_t num_sms, Incumbent* inc);
 
 // The dispatch table of a seal's metadata ({"dispatch": {...}}, docs/seal-format.md), compiled into
 // inc's per_config, reference_configs, dispatch, fallback and fallback_reference: false with `err`

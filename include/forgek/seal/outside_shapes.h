@@ -23,8 +23,10 @@ std::vector<ConfigSpec> DrawOutsideShapes(const OperatorSpec& op, const ShapeFil
                                           uint64_t seed);
 
 // True when `kernel` (a library call: always; a compiled candidate: where its manifest resolves,
-// constraints and launch limits included) and the operator's tensors take `values`.
-bool KernelAcceptsShape(const OperatorSpec& op, const KernelUnderTest& kernel, const Bindings& values);
+// constraints and launch limits included, on a device of `num_sms` SMs) and the operator's tensors
+// take `values`.
+bool KernelAcceptsShape(const OperatorSpec& op, const KernelUnderTest& kernel, const Bindings& values,
+                        int64_t num_sms);
 
 // One kernel checked on shapes outside the suite.
 struct OutsideCheck {

@@ -5,12 +5,12 @@
   "controls": {"persistent_grid": ["CTAS_PER_SM"], "block_size": ["THREADS"], "memory_level_parallelism": ["UNROLL"],
                "register_prefetch": ["PREFETCH"]},
   "params": {"CTAS_PER_SM": [4, 2, 8, 1], "THREADS": [256, 512, 128], "UNROLL": [2, 1, 4], "PREFETCH": [1, 0]},
-  "let": {"tile_vecs": "THREADS*UNROLL", "sms": "132"},
+  "let": {"tile_vecs": "THREADS*UNROLL"},
   "constraints": ["N % 4 == 0", "CTAS_PER_SM*THREADS <= 2048", "UNROLL*(1+PREFETCH) <= 4",
-                  "N/4 + (sms*CTAS_PER_SM + 1)*tile_vecs < 2147483647"],
+                  "N/4 + (num_sms*CTAS_PER_SM + 1)*tile_vecs < 2147483647"],
   "launches": [
     {"kernel": "adamw_step_persistent_prefetch",
-     "grid": ["min(sms*CTAS_PER_SM, ceil_div(N/4, tile_vecs))"], "block": ["THREADS"],
+     "grid": ["min(num_sms*CTAS_PER_SM, ceil_div(N/4, tile_vecs))"], "block": ["THREADS"],
      "args": ["p", "g", "m", "v", "lr", "beta1", "beta2", "eps", "weight_decay", "step", "N"]}
   ]
 }
@@ -19,7 +19,7 @@
 //
 //   p, g, m, v  [N] fp32 (p, m, v in place), viewed as [N/4] float4, cut into tiles of
 //               THREADS*UNROLL vectors
-//   grid     -> CTAS_PER_SM CTAs per SM (132 SMs), launched once; CTA b takes tiles b, b+grid, ...
+//   grid     -> CTAS_PER_SM CTAs per SM (num_sms SMs), launched once; CTA b takes tiles b, b+grid, ...
 //   thread t -> vectors t, t+THREADS, ..., t+(UNROLL-1)*THREADS of each tile, in all four streams
 // PREFETCH = 1: the 4*UNROLL loads of tile k+grid are issued before the math and the 3*UNROLL
 // stores of tile k (a register double buffer): the thread always has a tile's loads outstanding

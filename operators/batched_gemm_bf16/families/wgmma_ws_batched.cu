@@ -13,7 +13,7 @@
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
           "tiles_m": "ceil_div(M, BM)",
           "units": "BATCH * tiles_m / CLUSTER_M * (N / BN)",
-          "ctas": "(PERSISTENT*min(units, 132 / CLUSTER_M) + (1 - PERSISTENT)*units) * CLUSTER_M"},
+          "ctas": "(PERSISTENT*min(units, num_sms / CLUSTER_M) + (1 - PERSISTENT)*units) * CLUSTER_M"},
   "constraints": ["BM * BN <= 128*256",
                   "BM >= 128 || BN >= 128",
                   "SCHEDULE == 0 || (PERSISTENT == 1 && BM * BN <= 128*128)",
@@ -43,7 +43,7 @@
 // consecutive tiles, tiles_m a multiple of CLUSTER_M) hold vertically adjacent tiles of one entry that
 // share their B tile, which they multicast (a "unit" of tiles). PERSISTENT picks the grid:
 //   0: one block (cluster) per tile (unit), the hardware scheduling them as blocks retire;
-//   1: 132 / CLUSTER_M clusters that each walk units u, u + #clusters, ...; the producer runs ahead into
+//   1: num_sms / CLUSTER_M clusters that each walk units u, u + #clusters, ...; the producer runs ahead into
 //      the next tile while the consumers are still storing the last one (with K = 512 a tile is only
 //      8 k-tiles, so the fill of a fresh block is a large share of its time).
 // SCHEDULE picks how the two consumer warpgroups share the work:

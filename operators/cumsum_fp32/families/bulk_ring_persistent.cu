@@ -7,13 +7,12 @@
                "persistent_grid": ["CTAS_PER_SM"], "lookback_backoff": ["BACKOFF_NS"]},
   "params": {"STAGES": [2, 3, 4], "SEG": [8, 4, 12, 16], "THREADS": [256, 128, 512], "CTAS_PER_SM": [3, 2, 1, 4],
              "BACKOFF_NS": [32, 0, 128]},
-  "let": {"tile_vecs": "THREADS*SEG", "tiles": "M*ceil_div(N/4, tile_vecs)", "smem_bytes": "STAGES*tile_vecs*16",
-          "sms": "132"},
+  "let": {"tile_vecs": "THREADS*SEG", "tiles": "M*ceil_div(N/4, tile_vecs)", "smem_bytes": "STAGES*tile_vecs*16"},
   "constraints": ["N % 4 == 0", "CTAS_PER_SM*THREADS <= 2048", "CTAS_PER_SM*(smem_bytes + 1024) <= 233472",
                   "CTAS_PER_SM*THREADS*(5*SEG + 32) <= 65536"],
   "workspaces": [{"name": "lookback", "bytes": "8 + 8*tiles", "zero": true}],
   "launches": [
-    {"kernel": "cumsum_bulk_ring_persistent", "grid": ["min(sms*CTAS_PER_SM, tiles)"], "block": ["THREADS"],
+    {"kernel": "cumsum_bulk_ring_persistent", "grid": ["min(num_sms*CTAS_PER_SM, tiles)"], "block": ["THREADS"],
      "smem": "smem_bytes", "args": ["x", "y", "lookback", "M", "N"]}
   ]
 }
@@ -35,7 +34,7 @@
 //              AGGREGATE = the tile's sum, PREFIX = the sum of tiles 0..t)
 //   stage_buf  [STAGES][THREADS*SEG] float4 (dynamic shared memory): one tile of x per stage
 //   full       [STAGES] mbarriers: stage s holds its tile once the copy's bytes have landed
-//   grid       -> min(132*CTAS_PER_SM, tiles) CTAs, all resident; iteration i of a CTA uses stage
+//   grid       -> min(num_sms*CTAS_PER_SM, tiles) CTAs (num_sms SMs), all resident; iteration i of a CTA uses stage
 //                 i % STAGES (phase parity (i / STAGES) & 1)
 //   producer   -> lane 0 of the last warp: takes tile ids from the counter one at a time (one per
 //                 stage at the start, then one per refill, each used one refill later) and issues one bulk copy

@@ -8,7 +8,7 @@
   "let": {"row_bytes": "D*2", "smem_bytes": "STAGES*row_bytes"},
   "constraints": ["D % 8 == 0", "row_bytes < 1048576", "CTAS_PER_SM*(smem_bytes + 1024) <= 233472"],
   "launches": [
-    {"kernel": "embedding_bulk_row_ring", "grid": ["min(T, 132*CTAS_PER_SM)"], "block": [32],
+    {"kernel": "embedding_bulk_row_ring", "grid": ["min(T, num_sms*CTAS_PER_SM)"], "block": [32],
      "smem": "smem_bytes", "args": ["ids", "table", "out", "T", "D"]}
   ]
 }
@@ -16,7 +16,7 @@
 // Embedding gather out[i, :] = table[ids[i], :] done entirely by the TMA bulk-copy engine: rows go
 // global -> shared -> global with one copy instruction each way, no data through registers.
 //
-// CTA b (one warp; G = min(T, 132*CTAS_PER_SM) CTAs, all resident) owns rows b, b+G, b+2G, ...
+// CTA b (one warp; G = min(T, num_sms*CTAS_PER_SM) CTAs, all resident) owns rows b, b+G, b+2G, ...
 // (its fills m = 0, 1, 2, ...). Shared memory is a ring of STAGES row slots:
 //   slot s: [D] bf16 (row_bytes = 2*D), full[s]: 1 arrival + row_bytes (the row has landed)
 // Lane 0 keeps STAGES - 1 row loads in flight: on fill n's arrival it bulk-stores the slot to

@@ -5,12 +5,12 @@
   "controls": {"mbarrier_pipeline": ["STAGES"], "tile": ["VPT"], "block_size": ["THREADS"],
                "persistent_grid": ["CTAS_PER_SM"]},
   "params": {"STAGES": [4, 2, 8], "VPT": [4, 2, 8], "THREADS": [256, 128, 512], "CTAS_PER_SM": [2, 1, 4], "TANH": 1},
-  "let": {"tile_vecs": "THREADS*VPT", "smem_bytes": "STAGES*tile_vecs*16", "sms": "132"},
+  "let": {"tile_vecs": "THREADS*VPT", "smem_bytes": "STAGES*tile_vecs*16"},
   "constraints": ["N % 8 == 0", "CTAS_PER_SM*THREADS <= 2048", "CTAS_PER_SM*(smem_bytes + 1024) <= 233472",
-                  "N/8 + (sms*CTAS_PER_SM*(STAGES + 1))*tile_vecs < 2147483647"],
+                  "N/8 + (num_sms*CTAS_PER_SM*(STAGES + 1))*tile_vecs < 2147483647"],
   "launches": [
     {"kernel": "gelu_tanh_bulk_copy_pipeline",
-     "grid": ["min(sms*CTAS_PER_SM, ceil_div(N/8, tile_vecs))"], "block": ["THREADS"], "smem": "smem_bytes",
+     "grid": ["min(num_sms*CTAS_PER_SM, ceil_div(N/8, tile_vecs))"], "block": ["THREADS"], "smem": "smem_bytes",
      "args": ["x", "y", "N"]}
   ]
 }
@@ -21,7 +21,7 @@
 //   x, y      [N] bf16, viewed as [N/8] 16-byte vectors, cut into tiles of THREADS*VPT vectors
 //   stage_buf [STAGES][THREADS*VPT] uint4 (dynamic shared memory): one tile of x per stage
 //   full      [STAGES] mbarriers: stage s holds its tile once the copy's bytes have landed
-//   grid      -> CTAS_PER_SM CTAs per SM (132 SMs); CTA b takes tiles b, b+grid, ... (iteration it
+//   grid      -> CTAS_PER_SM CTAs per SM (num_sms SMs); CTA b takes tiles b, b+grid, ... (iteration it
 //                uses stage it % STAGES, waiting on phase parity (it / STAGES) & 1)
 //   thread t  -> vectors t, t+THREADS, ... of the tile in shared memory (conflict-free 16-byte
 //                reads) and of y (coalesced streaming stores)

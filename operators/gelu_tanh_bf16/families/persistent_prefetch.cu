@@ -6,12 +6,12 @@
                "register_prefetch": ["PREFETCH"], "tanh_form": ["TANH"]},
   "params": {"CTAS_PER_SM": [4, 2, 8], "THREADS": [256, 512, 128], "UNROLL": [4, 2, 8], "PREFETCH": [1, 0],
              "TANH": [1, 0]},
-  "let": {"tile_vecs": "THREADS*UNROLL", "sms": "132"},
+  "let": {"tile_vecs": "THREADS*UNROLL"},
   "constraints": ["N % 8 == 0", "CTAS_PER_SM*THREADS <= 2048", "UNROLL*(1+PREFETCH) <= 8",
-                  "N/8 + (sms*CTAS_PER_SM + 1)*tile_vecs < 2147483647"],
+                  "N/8 + (num_sms*CTAS_PER_SM + 1)*tile_vecs < 2147483647"],
   "launches": [
     {"kernel": "gelu_tanh_persistent_prefetch",
-     "grid": ["min(sms*CTAS_PER_SM, ceil_div(N/8, tile_vecs))"], "block": ["THREADS"],
+     "grid": ["min(num_sms*CTAS_PER_SM, ceil_div(N/8, tile_vecs))"], "block": ["THREADS"],
      "args": ["x", "y", "N"]}
   ]
 }
@@ -19,7 +19,7 @@
 // tanh-GELU over a flat bf16 vector with a persistent grid that software-pipelines its loads.
 //
 //   x, y  [N] bf16, viewed as [N/8] 16-byte vectors, cut into tiles of THREADS*UNROLL vectors
-//   grid     -> CTAS_PER_SM CTAs per SM (132 SMs), launched once; CTA b takes tiles b, b+grid, ...
+//   grid     -> CTAS_PER_SM CTAs per SM (num_sms SMs), launched once; CTA b takes tiles b, b+grid, ...
 //   thread t -> vectors t, t+THREADS, ..., t+(UNROLL-1)*THREADS of each tile (coalesced warp accesses)
 // PREFETCH = 1: while the math and stores of tile k run, the loads of tile k+grid are already in
 // flight (a register double buffer), so each thread always has UNROLL 16-byte loads outstanding and

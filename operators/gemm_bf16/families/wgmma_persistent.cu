@@ -34,7 +34,7 @@
   ],
   "launches": [
     {"kernel": "gemm_wgmma_persistent", "when": "!skinny",
-     "grid": ["min(units, 132)"], "block": [384], "smem": "smem_tiles",
+     "grid": ["min(units, num_sms)"], "block": [384], "smem": "smem_tiles",
      "args": ["tmA", "tmB", "tmC", "M", "N", "K"]},
     {"kernel": "gemm_wgmma_splitk_skinny", "when": "skinny",
      "grid": ["(N / SBN)*split_k"], "block": ["128 + 128*S_CONS"], "cluster": ["split_k", 1, 1],
@@ -49,8 +49,9 @@
 // are in ../README.md.
 //
 // gemm_wgmma_persistent (M > 64): persistent and warp-specialised, 128 x 256 tiles.
-//   The grid holds one block per SM (132 on H100 and H200); block b walks tiles b, b + grid, ... of a
-//   grouped raster (GROUP_M tile-rows at a time, column-major inside a group, so the blocks resident
+//   The grid holds one block per SM of the device it runs on (num_sms, which forgek binds to the
+//   device's count: 132 on H100 SXM and H200); block b walks tiles b, b + grid, ... of a grouped raster
+//   (GROUP_M tile-rows at a time, column-major inside a group, so the blocks resident
 //   together share A row-panels and B column-panels in L2). Warpgroup 0 is the producer
 //   (setmaxnreg.dec): one thread issues the TMA loads of every k-tile of every tile of its block into
 //   a STAGES-deep ring, running ahead across tile boundaries, so the ring is already full when the

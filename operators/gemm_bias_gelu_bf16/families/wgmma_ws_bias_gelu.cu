@@ -14,7 +14,7 @@
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
           "tiles_m": "ceil_div(M, BM)",
           "units": "tiles_m / CLUSTER_M * (N / BN)",
-          "ctas": "(PERSISTENT*min(units, 132 / CLUSTER_M) + (1 - PERSISTENT)*units) * CLUSTER_M"},
+          "ctas": "(PERSISTENT*min(units, num_sms / CLUSTER_M) + (1 - PERSISTENT)*units) * CLUSTER_M"},
   "constraints": ["BM * BN <= 128*256",
                   "SCHEDULE == 0 || (PERSISTENT == 1 && BM * BN <= 128*128)",
                   "smem_bytes <= 232448",
@@ -44,7 +44,7 @@
 // adjacent tiles (a "unit") and multicast halves of their common B tile. Units are numbered in the
 // grouped raster (fk::grouped_raster, GROUP_M tile-rows at a time, for L2 reuse).
 //   PERSISTENT 0: one cluster per unit;
-//              1: 132 / CLUSTER_M clusters each walk units u, u + #clusters, ...; the producer runs
+//              1: num_sms / CLUSTER_M clusters each walk units u, u + #clusters, ...; the producer runs
 //                 ahead into the next tile while the consumers finish the last one.
 //   SCHEDULE   0: cooperative, both consumers on each tile (BM >= 128: consumer c owns rows
 //                 [c*BM/2, (c+1)*BM/2); BM = 64: columns [c*BN/2, (c+1)*BN/2));

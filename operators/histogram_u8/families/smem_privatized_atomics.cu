@@ -5,13 +5,13 @@
   "controls": {"smem_atomics": ["COPIES"], "block_size": ["THREADS"], "persistent_grid": ["CTAS_PER_SM"],
                "memory_level_parallelism": ["UNROLL"]},
   "params": {"COPIES": [32, 16, 8, 1], "THREADS": [256, 512, 128], "CTAS_PER_SM": [4, 2, 8], "UNROLL": [4, 2, 8]},
-  "let": {"bins_bytes": "256*COPIES*4", "sms": "132", "nvec": "N/16"},
+  "let": {"bins_bytes": "256*COPIES*4", "nvec": "N/16"},
   "constraints": ["N % 16 == 0", "CTAS_PER_SM*THREADS <= 2048", "CTAS_PER_SM*(bins_bytes + 1024) <= 233472",
                   "CTAS_PER_SM*THREADS*(8*UNROLL + 24) <= 65536"],
   "launches": [
     {"kernel": "histogram_u8_zero", "grid": [1], "block": [256], "args": ["hist"]},
     {"kernel": "histogram_u8_smem_privatized_atomics",
-     "grid": ["max(1, min(sms*CTAS_PER_SM, ceil_div(nvec, THREADS)))"], "block": ["THREADS"],
+     "grid": ["max(1, min(num_sms*CTAS_PER_SM, ceil_div(nvec, THREADS)))"], "block": ["THREADS"],
      "args": ["x", "hist", "N"]}
   ]
 }
@@ -20,7 +20,7 @@
 // privatised bins, shared atomics, one merge per CTA into the global bins) with its knobs as
 // params and the bank layout chosen so that uniform bytes do not collide.
 //   1. histogram_u8_zero: hist[256] = 0 (the output arrives poisoned; launch 2 adds into it).
-//   2. a persistent grid of min(132*CTAS_PER_SM, ...) CTAs streams x as 16-byte vectors:
+//   2. a persistent grid of min(num_sms*CTAS_PER_SM, ...) CTAs streams x as 16-byte vectors:
 //        x          [N] u8 viewed as [N/16] uint4 vectors (N % 16 == 0)
 //        thread g   -> vectors g, g + G, g + 2G, ... (G = gridDim.x*THREADS threads in the grid);
 //                      UNROLL of them loaded (one coalesced 512-byte row per warp each) before any

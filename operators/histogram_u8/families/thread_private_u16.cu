@@ -4,13 +4,13 @@
   "mechanisms": ["vector_16B", "persistent_grid", "memory_level_parallelism", "warp_shuffle_reduction"],
   "controls": {"persistent_grid": ["CTAS_PER_SM"], "memory_level_parallelism": ["UNROLL"]},
   "params": {"CTAS_PER_SM": [3, 2, 1], "UNROLL": [8, 4, 2], "THREADS": 128},
-  "let": {"counters_bytes": "256*THREADS*2", "sms": "132", "nvec": "N/16"},
+  "let": {"counters_bytes": "256*THREADS*2", "nvec": "N/16"},
   "constraints": ["N % 16 == 0", "CTAS_PER_SM*(counters_bytes + 1024) <= 233472",
                   "CTAS_PER_SM*THREADS*(8*UNROLL + 32) <= 65536"],
   "launches": [
     {"kernel": "histogram_u8_private_zero", "grid": [1], "block": [256], "args": ["hist"]},
     {"kernel": "histogram_u8_thread_private_u16",
-     "grid": ["min(sms*CTAS_PER_SM, ceil_div(nvec, THREADS))"], "block": ["THREADS"], "smem": "counters_bytes",
+     "grid": ["min(num_sms*CTAS_PER_SM, ceil_div(nvec, THREADS))"], "block": ["THREADS"], "smem": "counters_bytes",
      "args": ["x", "hist", "N"]}
   ]
 }
@@ -20,7 +20,7 @@
 // two threads ever touch the same counter and the shared-memory atomic unit (the reference's
 // bottleneck) is not used at all; counters are folded into hist before they can overflow.
 //   1. histogram_u8_private_zero: hist[256] = 0 (the output arrives poisoned; launch 2 adds into it).
-//   2. a persistent grid of min(132*CTAS_PER_SM, ...) CTAs of THREADS = 128 threads:
+//   2. a persistent grid of min(num_sms*CTAS_PER_SM, ...) CTAs of THREADS = 128 threads:
 //        x          [N] u8 viewed as [N/16] uint4 vectors (N % 16 == 0)
 //        thread g   -> vectors g, g + G, g + 2G, ... (G = gridDim.x*128 threads), UNROLL loaded
 //                      (coalesced 512-byte rows per warp) before any is counted, the next UNROLL

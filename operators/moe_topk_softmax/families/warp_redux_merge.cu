@@ -7,7 +7,7 @@
                "persistent_grid": ["CTAS_PER_SM"]},
   "params": {"WARPS": [4, 8, 2, 16], "TOKENS_PER_WARP": [4, 2, 1], "CTAS_PER_SM": [0, 8, 16]},
   "let": {"groups": "ceil_div(T, WARPS*TOKENS_PER_WARP)",
-          "ctas": "(CTAS_PER_SM == 0)*groups + (CTAS_PER_SM > 0)*min(groups, 132*CTAS_PER_SM)"},
+          "ctas": "(CTAS_PER_SM == 0)*groups + (CTAS_PER_SM > 0)*min(groups, num_sms*CTAS_PER_SM)"},
   "constraints": ["E == 128", "32 % K == 0", "K*TOKENS_PER_WARP <= 32", "CTAS_PER_SM*WARPS <= 64"],
   "launches": [
     {"kernel": "moe_topk_softmax_warp_redux_merge", "grid": ["ctas"], "block": ["32*WARPS"],
@@ -21,7 +21,7 @@
 // The reference's rounds cost 5 xor steps of 2 shuffles each (value and id): 80 shuffles per token,
 // and shuffles are what bounds it (the whole problem reads only 8 MiB). Here:
 //   grid        -> `ctas` CTAs of WARPS warps; CTA b takes token groups b, b + gridDim.x, ...
-//                  (CTAS_PER_SM = 0: one group per CTA; > 0: a persistent grid of 132*CTAS_PER_SM)
+//                  (CTAS_PER_SM = 0: one group per CTA; > 0: a persistent grid of num_sms*CTAS_PER_SM)
 //   group g     -> tokens g*WARPS*TOKENS_PER_WARP ...; warp w takes TOKENS_PER_WARP consecutive ones
 //   lane l      -> experts 4l .. 4l+3 of each token: one 16-byte load per token, all issued first
 // Each lane sorts its 4 logits once (a 5-comparator network on (order key, id), value descending,

@@ -14,7 +14,7 @@
     "tile": "THREADS*ITEMS",
     "tiles": "ceil_div(N, tile)",
     "sort_smem": "4*((2 - ONE_BUFFER)*tile + (THREADS/32 + 1)*radix)",
-    "hist_ctas": "min(ceil_div(N, 4096), 132*4)"
+    "hist_ctas": "min(ceil_div(N, 4096), num_sms*4)"
   },
   "constraints": ["THREADS >= radix", "passes >= 4 && passes <= 6", "N < pow2(27)",
                   "MIN_CTAS*(sort_smem + 4096) <= 233472",

@@ -5,7 +5,7 @@
   "controls": {"rows_per_block": ["WARPS"], "memory_level_parallelism": ["UNROLL"],
                "persistent_grid": ["CTAS_PER_SM"], "cache_hint": ["LOAD_HINT"]},
   "params": {"WARPS": [8, 4, 16], "UNROLL": [4, 2, 8], "CTAS_PER_SM": [4, 2, 8], "LOAD_HINT": [1, 0]},
-  "let": {"ctas": "min(ceil_div(M, WARPS), 132*CTAS_PER_SM)"},
+  "let": {"ctas": "min(ceil_div(M, WARPS), num_sms*CTAS_PER_SM)"},
   "constraints": ["N % 4 == 0"],
   "launches": [
     {"kernel": "reduce_sum_rows_warp_rows_grid_stride", "grid": ["ctas"], "block": ["32*WARPS"],
@@ -17,7 +17,7 @@
 // rows in turn: an architecture unlike the reference's (no CTA reduction, no shared memory, no
 // barrier, no per-shape path).
 //
-//   grid          -> min(ceil(M / WARPS), 132 * CTAS_PER_SM) CTAs of WARPS warps, all resident
+//   grid          -> min(ceil(M / WARPS), num_sms * CTAS_PER_SM) CTAs of WARPS warps, all resident
 //   warp w        -> rows w, w + W, w + 2W, ... (W = warps in the grid)
 //   lane l        -> float4 vectors l, l + 32, ... of its row, UNROLL of them loaded before any add
 //                    (UNROLL * 512 contiguous bytes per warp in flight), then the next UNROLL

@@ -9,7 +9,7 @@
   "constraints": ["D % 16 == 0", "slot_bytes < 1048576", "CTAS_PER_SM*(smem_bytes + 1024) <= 233472",
                   "CTAS_PER_SM*32*(WARPS + 1) <= 2048"],
   "launches": [
-    {"kernel": "rope_bulk_token_ring", "grid": ["min(T, 132*CTAS_PER_SM)"], "block": ["32*(WARPS + 1)"],
+    {"kernel": "rope_bulk_token_ring", "grid": ["min(T, num_sms*CTAS_PER_SM)"], "block": ["32*(WARPS + 1)"],
      "smem": "smem_bytes",
      "args": ["q", "positions", "cos_sin_cache", "q_rot", "T", "H", "D"]}
   ]
@@ -18,7 +18,7 @@
 // NeoX RoPE, out of place, as a persistent token pipeline: the TMA bulk-copy engine streams whole
 // tokens into shared memory, the CTA's warps rotate them and store q_rot straight from registers.
 //
-// CTA b of the grid (G = min(T, 132*CTAS_PER_SM) CTAs, all resident) owns tokens b, b+G, b+2G, ...
+// CTA b of the grid (G = min(T, num_sms*CTAS_PER_SM) CTAs, all resident) owns tokens b, b+G, b+2G, ...
 // Its shared memory is a ring of STAGES token slots:
 //   slot s: q_tok [H, D] bf16 (the token's q, H*D*2 contiguous bytes)
 //           cs_row [D] fp32 (cache row positions[t]: cos in [0, D/2), sin in [D/2, D))

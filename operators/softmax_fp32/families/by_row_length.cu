@@ -26,7 +26,7 @@
     {"kernel": "softmax_rows_warp", "when": "warp",
      "grid": ["ceil_div(M, WARP_ROWS)"], "block": ["32*WARP_ROWS"], "args": ["x", "y", "M", "N"]},
     {"kernel": "softmax_rows_bulk", "when": "bulk",
-     "grid": ["min(ceil_div(M, WARPS), 132*resident)"], "block": ["32*WARPS"], "smem": "bulk_smem",
+     "grid": ["min(ceil_div(M, WARPS), num_sms*resident)"], "block": ["32*WARPS"], "smem": "bulk_smem",
      "args": ["x", "y", "M", "N"]},
     {"kernel": "softmax_rows_cta", "when": "cluster && cta_threads <= 256",
      "grid": ["M*cluster_ctas"], "block": ["cta_threads"], "cluster": ["cluster_ctas"], "args": ["x", "y", "N"]},
@@ -43,7 +43,7 @@
 //   lane holds [WARP_ITEMS] float4 of its row in registers; max and sum by warp shuffles.
 //
 // Bulk path (SHORT_PATH = 0, rows short enough that each warp can keep STAGES rows in shared memory):
-//   persistent grid (132 SMs x `resident` CTAs); warp g of the grid owns rows g, g + G, g + 2G, ...
+//   persistent grid (num_sms SMs x `resident` CTAs); warp g of the grid owns rows g, g + G, g + 2G, ...
 //   (G = warps in the grid) and a private ring of STAGES row slots in shared memory:
 //     ring[warp]: [STAGES][N] fp32, one mbarrier per slot
 //   lane 0 fills a slot with one bulk asynchronous copy (cp.async.bulk, the TMA engine's linear
