@@ -296,9 +296,14 @@ def read_message(stream):
     blobs = []
     for t in header.get("tensors", []):
         n = int(t["nbytes"])
-        data = stream.read(n)
-        if len(data) != n:
-            raise ValueError("tensor %s: %d of %d bytes before end of input" % (t.get("name"), len(data), n))
+        # Read into the buffer the tensor will use: a large input is touched once, not copied again.
+        data = bytearray(n)
+        view, got = memoryview(data), 0
+        while got < n:
+            k = stream.readinto(view[got:])
+            if not k:
+                raise ValueError("tensor %s: %d of %d bytes before end of input" % (t.get("name"), got, n))
+            got += k
         blobs.append(data)
     return header, blobs
 
@@ -320,7 +325,7 @@ def to_tensor(torch, meta, data):
         raise ValueError("tensor %s: %d bytes for shape %s of %s" % (meta["name"], len(data), shape, dt))
     if not data:
         return torch.empty(shape, dtype=getattr(torch, tname))
-    flat = torch.frombuffer(bytearray(data), dtype=getattr(torch, tname))
+    flat = torch.frombuffer(data if isinstance(data, bytearray) else bytearray(data), dtype=getattr(torch, tname))
     return flat.reshape(shape)
 
 
@@ -430,6 +435,10 @@ def serve(path, sizes, stdin, stdout):
             else:
                 raise ValueError("unknown op %r (echo, run)" % header.get("op"))
             metas, datas = zip(*[from_tensor(torch, n, t) for n, t in outs]) if outs else ((), ())
+            outs = None
+            if device == "cuda":
+                # The worker times kernels on the same GPU next, with input copies sized by free memory.
+                torch.cuda.empty_cache()
             compute_s = time.perf_counter() - start
             write_message(stdout, {"ok": True, "tensors": list(metas), "device": device, "compute_s": compute_s}, datas)
         except Exception as e:  # the request fails; the helper goes on
