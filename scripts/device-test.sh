@@ -19,6 +19,17 @@ export LD_LIBRARY_PATH="$PWD/$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FORGEK_OPERATORS="$PWD/operators"
 export FORGEK_SOURCE_DIR="$PWD"  # the tests' fixtures (tests/*/data) in this copy of the tree
 export XDG_CACHE_HOME="$PWD/$out/cache"
+# The PyTorch golden's interpreter: the first python3 (PATH's, then /usr/bin's) that imports torch;
+# forgek picks the same by itself, this only says which and pins it for every step.
+if [[ -z ${FORGEK_PYTHON:-} ]]; then
+  for py in "$(command -v python3)" /usr/bin/python3; do
+    if [[ -x $py ]] && "$py" -c 'import torch' 2>/dev/null; then
+      export FORGEK_PYTHON="$py"
+      break
+    fi
+  done
+fi
+echo "device-test: FORGEK_PYTHON=${FORGEK_PYTHON:-none (no python3 with torch: PyTorch goldens will not run)}" >&2
 # Compiles are confined with Landlock; on a kernel without it they run unconfined here, said once.
 if ! python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).syscall(444, None, 0, 1) > 0 else 1)'; then
   echo "device-test: this kernel has no Landlock: compiles run unconfined (FORGEK_UNCONFINED_COMPILE=1)" >&2

@@ -18,13 +18,20 @@
   var axes; the config holds every axis) and runs the reference once at the config to check the
   outputs' shapes; `run` calls the reference's run(...) with the inputs in float64.
 
+  forgek_torch_helper.py check
+      Imports torch and prints {"python", "torch", "cuda"}; exit 1 with {"error"} when it cannot.
+
 Protocol: every message, both ways, is one header line of UTF-8 JSON ending in "\n", then the raw
 bytes of its tensors in header order, each `nbytes` long, little-endian, C-contiguous.
-  request  {"op": "echo" | "run", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...]}
-  reply    {"ok": true, "tensors": [...]}  or  {"ok": false, "error": "..."} (no bytes follow)
+  request  {"op": "echo" | "run", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...], "sizes": {...}}
+  reply    {"ok": true, "tensors": [...], "device": "cpu", "compute_s": 0.01}
+           or  {"ok": false, "error": "..."} (no bytes follow)
 `run` gives the named inputs (and parameters) to the problem's Model (or a definition's run), computes in float64 and
 returns every floating output as f32 (the golden's contract, docs/operator-format.md) and integer
-outputs in their own dtype. Exit codes: 0 ok, 1 refused or failed, 2 usage.
+outputs in their own dtype. A request's optional `sizes` are the size constants of that request (a
+worker sends each config's); without them the Model is the one of `serve --sizes`. The float64
+computation runs on CUDA when torch has it (a 4096^3 GEMM in float64 takes minutes on a small CPU),
+unless FORGEK_TORCH_DEVICE=cpu. Exit codes: 0 ok, 1 refused or failed, 2 usage.
 """
 import argparse
 import importlib.util
@@ -32,6 +39,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 
 # forgek dtype -> (torch dtype name, bytes per element). bool travels as one byte per element.
@@ -481,13 +489,15 @@ def describe_definition(path, sizes):
 class DefinitionGolden:
     """A FlashInfer-Bench definition's reference, computing in float64."""
 
-    def __init__(self, torch, path):
+    def __init__(self, torch, path, device="cpu"):
         self.torch = torch
+        self.device = device
         self.defn, self.scalars = load_definition(os.path.abspath(path))
         definition_tensors(self.defn, self.scalars)  # refuses what forgek cannot express
         self.fn = reference_run(self.defn)
 
     def run(self, tensors):
+        tensors = {n: t.to(self.device) for n, t in tensors.items()}
         outs = call_reference(self.torch, self.defn, self.fn, self.scalars, tensors)
         return [(n, y.float() if y.is_floating_point() else y) for n, y in outs]
 
@@ -502,9 +512,14 @@ def read_message(stream):
     blobs = []
     for t in header.get("tensors", []):
         n = int(t["nbytes"])
-        data = stream.read(n)
-        if len(data) != n:
-            raise ValueError("tensor %s: %d of %d bytes before end of input" % (t.get("name"), len(data), n))
+        # Read into the buffer the tensor will use: a large input is touched once, not copied again.
+        data = bytearray(n)
+        view, got = memoryview(data), 0
+        while got < n:
+            k = stream.readinto(view[got:])
+            if not k:
+                raise ValueError("tensor %s: %d of %d bytes before end of input" % (t.get("name"), got, n))
+            got += k
         blobs.append(data)
     return header, blobs
 
@@ -526,7 +541,7 @@ def to_tensor(torch, meta, data):
         raise ValueError("tensor %s: %d bytes for shape %s of %s" % (meta["name"], len(data), shape, dt))
     if not data:
         return torch.empty(shape, dtype=getattr(torch, tname))
-    flat = torch.frombuffer(bytearray(data), dtype=getattr(torch, tname))
+    flat = torch.frombuffer(data if isinstance(data, bytearray) else bytearray(data), dtype=getattr(torch, tname))
     return flat.reshape(shape)
 
 
@@ -547,11 +562,12 @@ def from_tensor(torch, name, t):
 class Golden:
     """The problem's Model at one config, computing in float64."""
 
-    def __init__(self, torch, path, sizes):
+    def __init__(self, torch, path, sizes, device="cpu"):
         self.torch = torch
+        self.device = device
         module = load_problem(os.path.abspath(path), sizes)
         torch.manual_seed(0)
-        self.model = module.Model(*module.get_init_inputs()).double().eval()
+        self.model = module.Model(*module.get_init_inputs()).double().eval().to(device)
         self.names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
         self.state = {k.replace(".", "_"): k for k in self.model.state_dict()}
 
@@ -559,7 +575,7 @@ class Golden:
         torch = self.torch
         inputs, state = {}, {}
         for name, t in tensors.items():
-            x = t.double() if t.is_floating_point() else t
+            x = (t.double() if t.is_floating_point() else t).to(self.device)
             if name in self.state:
                 state[self.state[name]] = x
             else:
@@ -578,27 +594,73 @@ class Golden:
         return result
 
 
+def compute_device(torch):
+    """Where `run` computes in float64: FORGEK_TORCH_DEVICE (cpu, cuda), else CUDA when torch has it."""
+    want = os.environ.get("FORGEK_TORCH_DEVICE", "auto")
+    if want not in ("auto", "cpu", "cuda"):
+        raise Refused("FORGEK_TORCH_DEVICE=%s: expected cpu, cuda or auto" % want)
+    if want == "cuda" and not torch.cuda.is_available():
+        raise Refused("FORGEK_TORCH_DEVICE=cuda, but torch %s has no CUDA device here" % torch.__version__)
+    if want == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return want
+
+
+class Goldens:
+    """The Model of the last sizes asked for (only one is kept: a Model at benchmark sizes can be
+    gigabytes in float64). A definition's reference takes its sizes from the tensors: one for all."""
+
+    def __init__(self, torch, path, sizes, device):
+        self.torch, self.path, self.sizes, self.device = torch, path, sizes, device
+        self.key, self.golden = None, None
+
+    def get(self, sizes):
+        if is_definition(self.path):
+            if self.golden is None:
+                self.golden = DefinitionGolden(self.torch, self.path, self.device)
+            return self.golden
+        sizes = dict(self.sizes, **{k: int(v) for k, v in (sizes or {}).items()})
+        key = tuple(sorted(sizes.items()))
+        if key != self.key:
+            self.golden = None
+            if self.device == "cuda":
+                self.torch.cuda.empty_cache()
+            self.golden = Golden(self.torch, self.path, sizes, self.device)
+            self.key = key
+        return self.golden
+
+
 def serve(path, sizes, stdin, stdout):
     torch = import_torch()
-    golden = None
-    if path:
-        golden = DefinitionGolden(torch, path) if is_definition(path) else Golden(torch, path, sizes)
+    device = compute_device(torch)
+    goldens = Goldens(torch, path, sizes, device) if path else None
     while True:
         header, blobs = read_message(stdin)
         if header is None:
             return 0
         try:
             tensors = {m["name"]: to_tensor(torch, m, b) for m, b in zip(header.get("tensors", []), blobs)}
+            start = time.perf_counter()
             if header.get("op") == "echo":
                 outs = list(tensors.items())
             elif header.get("op") == "run":
-                if golden is None:
+                if goldens is None:
                     raise ValueError("run needs a problem file: serve FILE.py (or a definition FILE.json)")
-                outs = golden.run(tensors)
+                sizes_asked = header.get("sizes") or {}
+                if not isinstance(sizes_asked, dict):
+                    raise ValueError("sizes must be an object of NAME: integer")
+                outs = goldens.get(sizes_asked).run(tensors)
+                if device == "cuda":
+                    torch.cuda.synchronize()
             else:
                 raise ValueError("unknown op %r (echo, run)" % header.get("op"))
             metas, datas = zip(*[from_tensor(torch, n, t) for n, t in outs]) if outs else ((), ())
-            write_message(stdout, {"ok": True, "tensors": list(metas)}, datas)
+            outs = None
+            if device == "cuda":
+                # The worker times kernels on the same GPU next, with input copies sized by free memory.
+                torch.cuda.empty_cache()
+            compute_s = time.perf_counter() - start
+            write_message(stdout, {"ok": True, "tensors": list(metas), "device": device, "compute_s": compute_s}, datas)
         except Exception as e:  # the request fails; the helper goes on
             write_message(stdout, {"ok": False, "error": "%s: %s" % (type(e).__name__, e)})
 
@@ -612,8 +674,14 @@ def main(argv):
     s = sub.add_parser("serve")
     s.add_argument("file", nargs="?")
     s.add_argument("--sizes", default="")
+    sub.add_parser("check")
     args = parser.parse_args(argv)
     try:
+        if args.cmd == "check":
+            torch = import_torch()
+            print(json.dumps({"python": sys.executable, "torch": torch.__version__,
+                              "cuda": bool(torch.cuda.is_available())}))
+            return 0
         sizes = parse_sizes(args.sizes)
         if args.cmd == "describe":
             if not os.path.isfile(args.file):
@@ -623,7 +691,8 @@ def main(argv):
             return 0
         return serve(args.file, sizes, sys.stdin.buffer, sys.stdout.buffer)
     except Refused as e:
-        print(json.dumps({"error": str(e), "file": os.path.abspath(getattr(args, "file", "") or ""), "line": e.line}))
+        where = getattr(args, "file", "") or ""
+        print(json.dumps({"error": str(e), "file": os.path.abspath(where) if where else "", "line": e.line}))
         return 1
 
 

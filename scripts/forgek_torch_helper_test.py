@@ -26,6 +26,9 @@ sys.dont_write_bytecode = True
 import forgek_torch_helper as helper  # noqa: E402
 import torch  # noqa: E402
 
+# The float64 golden on the CPU even where torch has CUDA: the tests compare it bit for bit.
+os.environ["FORGEK_TORCH_DEVICE"] = "cpu"
+
 
 def describe(path, *extra):
     p = subprocess.run([sys.executable, SCRIPT, "describe", path, *extra], capture_output=True, text=True, timeout=300)
@@ -226,15 +229,15 @@ class DefinitionTest(unittest.TestCase):
             self.assertIn("invalid JSON", d["error"])
 
 
-def request(op, tensors):
-    """One framed request of (name, tensor) pairs."""
+def request(op, tensors, **extra):
+    """One framed request of (name, tensor) pairs, with more header members (sizes) in `extra`."""
     buf = io.BytesIO()
     metas, datas = [], []
     for name, t in tensors:
         m, data = helper.from_tensor(torch, name, t)
         metas.append(m)
         datas.append(data)
-    helper.write_message(buf, {"op": op, "tensors": metas}, datas)
+    helper.write_message(buf, dict({"op": op, "tensors": metas}, **extra), datas)
     return buf.getvalue()
 
 
@@ -342,6 +345,45 @@ class ProtocolTest(unittest.TestCase):
             (header, _), = exchange(request("run", [("input", x)]), path)
             self.assertFalse(header["ok"])
             self.assertIn("missing input tensor weight", header["error"])
+
+    def test_each_run_may_bring_its_own_sizes(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        raw = b""
+        cases = []
+        for batch, inf, outf in ((4, 8, 2), (3, 16, 5)):
+            x = torch.rand(batch, inf)
+            w, b = torch.rand(outf, inf) - 0.5, torch.rand(outf) - 0.5
+            cases.append((x, w, b))
+            raw += request("run", [("x", x), ("linear_weight", w), ("linear_bias", b)],
+                           sizes={"batch_size": batch, "in_features": inf, "out_features": outf})
+        replies = exchange(raw, path)
+        self.assertEqual(len(replies), 2)
+        for (header, tensors), (x, w, b) in zip(replies, cases):
+            self.assertTrue(header["ok"], header)
+            self.assertEqual(header["device"], "cpu")
+            self.assertGreaterEqual(header["compute_s"], 0)
+            want = torch.relu(((x.double() @ w.double().T + b.double()) - 2.0) * 1.5).float()
+            self.assertTrue(torch.equal(tensors[0], want))
+        bad = exchange(request("run", [("x", torch.rand(2, 2))], sizes=[1, 2]), path)
+        self.assertIn("sizes must be an object", bad[0][0]["error"])
+
+    def test_compute_device(self):
+        os.environ["FORGEK_TORCH_DEVICE"] = "tpu"
+        try:
+            with self.assertRaises(helper.Refused):
+                helper.compute_device(torch)
+        finally:
+            os.environ["FORGEK_TORCH_DEVICE"] = "cpu"
+        self.assertEqual(helper.compute_device(torch), "cpu")
+
+    def test_check_names_the_interpreter_and_torch(self):
+        p = subprocess.run([sys.executable, SCRIPT, "check"], capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertEqual(j["torch"], torch.__version__)
+        p = subprocess.run([sys.executable, "-S", SCRIPT, "check"], capture_output=True, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("PyTorch is not installed for", json.loads(p.stdout)["error"])
 
     def test_serve_process_over_pipes(self):
         t = self.sample(torch.bfloat16)

@@ -1,6 +1,7 @@
 // `forgek eval`: compile a kernel, check it against the golden and time it against the incumbent.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <sstream>
@@ -72,9 +73,14 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
     return p;
   };
   Compiled out;
-  if (IsTorchGolden(op.golden)) throw Failure(TorchGoldenNotRunMessage(op.name, op.golden));
-  Candidate golden = LoadKernelFile(op.dir + "/" + op.golden);
-  auto golden_future = submit(golden, fixed(golden.manifest));
+  // A PyTorch golden is computed by the worker's helper: nothing to compile.
+  const bool torch_golden = IsTorchGolden(op.golden);
+  Candidate golden;
+  std::future<CompileResult> golden_future;
+  if (!torch_golden) {
+    golden = LoadKernelFile(op.dir + "/" + op.golden);
+    golden_future = submit(golden, fixed(golden.manifest));
+  }
   auto cand_future = submit(cand, params);
   std::future<CompileResult> ref_future;
   Candidate ref;
@@ -83,9 +89,15 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
     if (!LoadReferenceKernel(op, &ref, &diags)) throw Failure(FormatDiagnostics(diags));
     ref_future = submit(ref, fixed(ref.manifest));
   }
-  CompileResult g = golden_future.get();
-  if (!g.ok) throw Failure(op.golden + " (golden) does not compile:\n" + g.Summary());
-  out.golden = {"golden", "", g.cubin, golden.manifest, fixed(golden.manifest)};
+  if (torch_golden) {
+    out.golden.label = "golden";
+    const std::filesystem::path file = std::filesystem::path(op.dir) / op.golden;
+    out.golden.library = TorchGoldenLibrary(std::filesystem::absolute(file).string());
+  } else {
+    CompileResult g = golden_future.get();
+    if (!g.ok) throw Failure(op.golden + " (golden) does not compile:\n" + g.Summary());
+    out.golden = {"golden", "", g.cubin, golden.manifest, fixed(golden.manifest)};
+  }
   out.candidate_result = cand_future.get();
   out.candidate = {"candidate", "", out.candidate_result.cubin, cand.manifest, params};
   if (op.reference.library.empty()) {
@@ -136,6 +148,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
   std::string err;
   OperatorSpec op = LoadOperatorOption(ctx, "--op", a.op);
   CheckConfigNames(op, a.configs);
+  CheckTorchGolden(op);
   Candidate cand = LoadKernelFile(a.kernel);
   Diagnostics diags;
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));

@@ -29,8 +29,10 @@ OperatorSpec LoadOperatorOption(const Context& ctx, const std::string& option, c
   return Load(dir);
 }
 
-void RefuseTorchGolden(const OperatorSpec& op) {
-  if (IsTorchGolden(op.golden)) throw Failure(TorchGoldenNotRunMessage(op.name, op.golden));
+void CheckTorchGolden(const OperatorSpec& op) {
+  TorchHelperPaths paths;
+  std::string err;
+  if (IsTorchGolden(op.golden) && !CheckTorchGoldenRuns(op.name, op.golden, &paths, &err)) throw Failure(err);
 }
 
 void CheckConfigNames(const OperatorSpec& op, const std::vector<std::string>& configs) {

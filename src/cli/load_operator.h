@@ -16,9 +16,9 @@ OperatorSpec LoadOperatorOrFail(const Context& ctx, const std::string& name);
 // The same for the value of an option (`--op`): an unknown name is a usage error naming it.
 OperatorSpec LoadOperatorOption(const Context& ctx, const std::string& option, const std::string& name);
 
-// Throws Failure when the operator's golden is a PyTorch problem, which the GPU worker does not run
-// yet (docs/importing.md): for the commands that run it, before a store or a GPU is touched.
-void RefuseTorchGolden(const OperatorSpec& op);
+// Throws Failure when the operator's golden is a PyTorch problem and python3 with torch is not
+// there to run it (docs/importing.md): for the commands that run it, before a store or a GPU is touched.
+void CheckTorchGolden(const OperatorSpec& op);
 
 // Throws UsageError naming --config, the close matches and the known configs when one of
 // `configs` is not a config of `op`.

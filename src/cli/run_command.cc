@@ -168,7 +168,7 @@ void Run(Context& ctx, const RunArgs& a) {
   if (a.resume.empty()) {
     op = LoadOperatorOption(ctx, "--op", a.op);
     CheckConfigNames(op, a.configs);
-    RefuseTorchGolden(op);
+    CheckTorchGolden(op);
   }
 
   Store store;
@@ -184,7 +184,7 @@ void Run(Context& ctx, const RunArgs& a) {
       throw UsageError("--resume " + a.resume + " is a run of " + prev.operator_name + ", not " + a.op);
     op = LoadOperatorOrFail(ctx, prev.operator_name);
     CheckConfigNames(op, a.configs);
-    RefuseTorchGolden(op);
+    CheckTorchGolden(op);
   }
 
   RunOptions opts;

@@ -3,13 +3,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
 
 #include "forgek/core/json_parse.h"
 #include "forgek/core/paths.h"
@@ -46,7 +51,8 @@ std::string SizesArg(const std::map<std::string, int64_t>& sizes) {
 bool WriteAll(int fd, const std::string& data, std::string* err) {
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    // MSG_NOSIGNAL: a helper that ended is an EPIPE here, not a SIGPIPE that kills this process.
+    ssize_t n = send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return *err = std::string("writing to the torch helper: ") + std::strerror(errno), false;
     done += static_cast<size_t>(n);
@@ -70,6 +76,50 @@ bool ReadFrom(int fd, std::string* pending, size_t n, std::string* out, std::str
     if (got <= 0) return *err = "the torch helper ended before its reply was complete", false;
     pending->append(buf, static_cast<size_t>(got));
   }
+}
+
+// Whether `python` has a torch package, looked for without importing it (an import takes seconds;
+// `check` does the real one where it matters).
+bool HasTorch(const std::string& python) {
+  ProcessOutput run = RunProcess(
+      {python, "-c", "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)"}, 60);
+  return run.started && !run.timed_out && run.exit_code == 0;
+}
+
+// The interpreter when FORGEK_PYTHON is not set: of python3 in PATH and /usr/bin/python3, the first
+// with torch, else the first that exists ("" when none). Once per PATH and process.
+std::string PickPython() {
+  static std::mutex mu;
+  static std::map<std::string, std::string> picked;  // PATH -> interpreter
+  const char* path_env = std::getenv("PATH");
+  const std::string key = path_env ? path_env : "";
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = picked.find(key);
+  if (it != picked.end()) return it->second;
+  std::vector<std::string> candidates;
+  std::vector<std::string> seen;
+  for (const std::string& c : {FindInPath("python3"), std::string("/usr/bin/python3")}) {
+    if (!IsExecutable(c)) continue;
+    std::error_code ec;
+    std::string real = fs::canonical(c, ec).string();
+    if (std::find(seen.begin(), seen.end(), real) != seen.end()) continue;
+    seen.push_back(real);
+    candidates.push_back(c);
+  }
+  std::string choice;
+  for (const std::string& c : candidates) {
+    if (HasTorch(c)) {
+      choice = c;
+      spdlog::info("PyTorch helper: {} (it has torch)", c);
+      break;
+    }
+  }
+  if (choice.empty() && !candidates.empty()) {
+    choice = candidates.front();
+    spdlog::info("PyTorch helper: {} (no python3 found has torch)", choice);
+  }
+  picked[key] = choice;
+  return choice;
 }
 
 bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::string* err) {
@@ -96,9 +146,62 @@ bool IsTorchGolden(const std::string& golden) {
   return ends(".py") || ends(".json");
 }
 
-std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden) {
-  return "the golden of " + op_name + " is a PyTorch problem (" + golden +
-         "), which the GPU worker does not run yet: give the operator a CUDA golden to run it (docs/importing.md)";
+std::string TorchGoldenLibrary(const std::string& file) { return "torch:" + file; }
+
+bool TorchGoldenFileOf(const std::string& library, std::string* file) {
+  if (library.rfind("torch:", 0) != 0 || library.size() <= 6) return false;
+  *file = library.substr(6);
+  return true;
+}
+
+bool CheckTorchGoldenRuns(const std::string& op_name, const std::string& golden, TorchHelperPaths* paths,
+                          std::string* err) {
+  std::string why;
+  TorchCheck check;
+  if (!FindTorchHelper(paths, &why) || !CheckTorch(*paths, &check, &why)) {
+    *err = "the golden of " + op_name + " is a PyTorch problem (" + golden +
+           "), which needs python3 with torch: " + why + " (docs/importing.md)";
+    return false;
+  }
+  return true;
+}
+
+bool CheckTorch(const TorchHelperPaths& paths, TorchCheck* out, std::string* err) {
+  struct Answer {
+    bool ok = false;
+    TorchCheck check;
+    std::string err;
+  };
+  static std::mutex mu;
+  static std::map<std::string, Answer> answers;  // "python script" -> its answer
+  const std::string key = paths.python + " " + paths.script;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = answers.find(key);
+  if (it == answers.end()) {
+    Answer a;
+    // Importing a CUDA build of torch can take a while on a cold file cache.
+    ProcessOutput run = RunProcess({paths.python, paths.script, "check"}, 300);
+    json j = ParseJsonLenient(run.out);
+    if (!run.started) {
+      a.err = "could not start " + paths.python + ": " + run.err;
+    } else if (run.timed_out) {
+      a.err = paths.python + " did not import torch within 300 s";
+    } else if (j.is_object() && j.contains("error") && j["error"].is_string()) {
+      a.err = j["error"].get<std::string>();
+    } else if (!j.is_object() || run.exit_code != 0 || !j.contains("torch")) {
+      std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
+      a.err = paths.python + " " + paths.script + " check exited " + std::to_string(run.exit_code) + ": " + tail;
+    } else {
+      a.ok = true;
+      a.check.python = j.value("python", paths.python);
+      a.check.torch_version = j.value("torch", "");
+      a.check.cuda = j.value("cuda", false);
+    }
+    it = answers.emplace(key, a).first;
+  }
+  if (!it->second.ok) return *err = it->second.err, false;
+  *out = it->second.check;
+  return true;
 }
 
 std::string ProblemError::str() const {
@@ -112,9 +215,9 @@ bool FindTorchHelper(TorchHelperPaths* paths, std::string* err) {
     if (!IsExecutable(paths->python))
       return *err = "FORGEK_PYTHON=" + paths->python + " is not an executable file", false;
   } else {
-    paths->python = IsExecutable("/usr/bin/python3") ? "/usr/bin/python3" : FindInPath("python3");
+    paths->python = PickPython();
     if (paths->python.empty())
-      return *err = "no python3 found (neither /usr/bin/python3 nor one in PATH): install python3 and python3-torch "
+      return *err = "no python3 found (neither one in PATH nor /usr/bin/python3): install python3 and python3-torch "
                     "(scripts/install-deps.sh) or set FORGEK_PYTHON",
              false;
   }
@@ -187,6 +290,11 @@ int TorchWireDtypeSize(const std::string& dtype) {
 
 bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& tensors, std::string* out,
                         std::string* err) {
+  return EncodeTorchRequest(json{{"op", op}}, tensors, out, err);
+}
+
+bool EncodeTorchRequest(const json& header, const std::vector<TorchTensor>& tensors, std::string* out,
+                        std::string* err) {
   json metas = json::array();
   for (const TorchTensor& t : tensors) {
     int size = TorchWireDtypeSize(t.dtype);
@@ -197,7 +305,9 @@ bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& t
       return *err = "tensor " + t.name + ": " + std::to_string(t.bytes.size()) + " bytes for its shape and " + t.dtype, false;
     metas.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"nbytes", t.bytes.size()}});
   }
-  *out = json{{"op", op}, {"tensors", metas}}.dump() + "\n";
+  json h = header;
+  h["tensors"] = metas;
+  *out = h.dump() + "\n";
   for (const TorchTensor& t : tensors) *out += t.bytes;
   return true;
 }
@@ -211,8 +321,10 @@ TorchServer::~TorchServer() {
 
 bool TorchServer::Start(const TorchHelperPaths& paths, const std::string& file,
                         const std::map<std::string, int64_t>& sizes, std::string* err) {
+  // The helper's stdin is a socket so that writing to it can refuse SIGPIPE (WriteAll).
   int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) return *err = std::string("pipe: ") + std::strerror(errno), false;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
+    return *err = std::string("socketpair: ") + std::strerror(errno), false;
   if (pipe2(out, O_CLOEXEC) != 0) {
     close(in[0]), close(in[1]);
     return *err = std::string("pipe: ") + std::strerror(errno), false;
@@ -238,16 +350,40 @@ bool TorchServer::Start(const TorchHelperPaths& paths, const std::string& file,
 
 bool TorchServer::Exchange(const std::string& op, const std::vector<TorchTensor>& tensors,
                            std::vector<TorchTensor>* reply, std::string* err) {
+  json reply_header;
+  return Send(json{{"op", op}}, tensors, reply, &reply_header, err);
+}
+
+bool TorchServer::Run(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs,
+                      std::vector<TorchTensor>* reply, TorchRunInfo* info, std::string* err) {
+  json header = {{"op", "run"}};
+  if (!sizes.empty()) header["sizes"] = sizes;
+  json reply_header;
+  if (!Send(header, inputs, reply, &reply_header, err)) return false;
+  const json& device = reply_header["device"];
+  const json& seconds = reply_header["compute_s"];
+  info->device = device.is_string() ? device.get<std::string>() : "";
+  info->compute_s = seconds.is_number() ? seconds.get<double>() : 0;
+  return true;
+}
+
+bool TorchServer::Send(const json& header, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
+                       json* reply_header, std::string* err) {
   if (pid_ <= 0) return *err = "the torch helper is not running", false;
   std::string msg;
-  if (!EncodeTorchMessage(op, tensors, &msg, err) || !WriteAll(to_, msg, err)) return false;
+  if (!EncodeTorchRequest(header, tensors, &msg, err) || !WriteAll(to_, msg, err)) return false;
   std::string pending, line;
   if (!ReadFrom(from_, &pending, std::string::npos, &line, err)) return false;
-  json header = ParseJsonLenient(line);
-  if (header.is_discarded() || !header.is_object()) return *err = "the torch helper's reply is not JSON: " + line, false;
-  if (!header.value("ok", false)) return *err = header.value("error", std::string("no error given")), false;
+  *reply_header = ParseJsonLenient(line);
+  const json& h = *reply_header;
+  if (h.is_discarded() || !h.is_object()) return *err = "the torch helper's reply is not JSON: " + line, false;
+  // A helper that could not start (no torch) answers its refusal {"error": ...} and exits.
+  if (!h.value("ok", false)) {
+    auto e = h.find("error");
+    return *err = e != h.end() && e->is_string() ? e->get<std::string>() : std::string("no error given"), false;
+  }
   reply->clear();
-  if (!ParseTensorList(header.value("tensors", json::array()), reply, err)) return false;
+  if (!ParseTensorList(h.value("tensors", json::array()), reply, err)) return false;
   for (TorchTensor& t : *reply)
     if (!ReadFrom(from_, &pending, t.bytes.size(), &t.bytes, err)) return false;
   return true;

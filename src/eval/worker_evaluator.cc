@@ -8,6 +8,7 @@
 
 #include "forgek/protocol/timing_stats.h"
 #include "forgek/verdict/verdict.h"
+#include "forgek/core/torch_helper.h"
 #include "forgek/eval/worker_client.h"
 
 namespace forgek {
@@ -88,7 +89,10 @@ bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const Conf
                     WireKernel* out, std::string* err) {
   WireKernel w;
   w.label = k.label;
-  if (!k.library.empty()) {
+  std::string torch_file;
+  if (TorchGoldenFileOf(k.library, &torch_file)) {
+    w.torch_file = torch_file;  // the worker's torch helper computes it at the config's values
+  } else if (!k.library.empty()) {
     w.library = k.library;
   } else {
     if (k.cubin.empty()) {
@@ -212,6 +216,10 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     ConfigResult cr;
     cr.config = config->name;
     cr.correctness = reply.correctness;
+    if (reply.golden.seeds > 0)
+      spdlog::info("{}: the PyTorch golden ({}) took {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch)",
+                   where, reply.golden.device, reply.golden.total_ms / reply.golden.seeds,
+                   reply.golden.copy_ms / reply.golden.seeds, reply.golden.compute_ms / reply.golden.seeds);
     if (!reply.correctness.ok) {
       result.configs.push_back(cr);
       return finish(Outcome::wrong, where + ": " + reply.correctness.detail);

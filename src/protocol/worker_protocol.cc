@@ -92,10 +92,12 @@ void Validate(const json&, const WireTensor& t) {
     if (d < 0) throw WireError{"shape", "negative dimension"};
 }
 
-// A library kernel needs no launches; a cubin cannot run without them.
+// A library kernel or a PyTorch golden needs no launches; a cubin cannot run without them.
 void Validate(const json& j, const WireKernel& k) {
-  if (k.library.empty() == k.cubin_b64.empty()) throw WireError{"", "a kernel needs exactly one of library, cubin_b64"};
-  if (k.library.empty()) Require(j, {"launch"});
+  int given = 0;
+  for (const std::string* s : {&k.library, &k.cubin_b64, &k.torch_file}) given += s->empty() ? 0 : 1;
+  if (given != 1) throw WireError{"", "a kernel needs exactly one of library, cubin_b64, torch_file"};
+  if (!k.cubin_b64.empty()) Require(j, {"launch"});
 }
 
 void Validate(const json&, const EvaluateCommand& c) {
@@ -203,6 +205,7 @@ FORGEK_WIRE_TYPE(ResolvedLaunch, ("kernel"), kernel, grid, block, cluster, smem,
 FORGEK_WIRE_TYPE(StopRule, (), warmup, min_samples, max_samples, min_time_s, max_time_s, max_noise)
 FORGEK_WIRE_TYPE(TimingStats, ("median_us"), median_us, mean_us, min_us, p10_us, p90_us, rel_noise, samples,
                  sm_clock_mhz)
+FORGEK_WIRE_TYPE(GoldenTiming, ("seeds"), seeds, total_ms, copy_ms, compute_ms, device)
 FORGEK_WIRE_TYPE(CorrectnessReport, ("ok"), ok, rel_l2, max_abs, bad_elements, detail)
 FORGEK_WIRE_TYPE(KernelLaunchRecord, ("name", "grid", "block"), name, grid, block, cluster, registers_per_thread,
                  static_smem_bytes, dynamic_smem_bytes, local_memory_per_thread, duration_us)
@@ -241,9 +244,10 @@ static void to_json(json& j, const WireKernel& k) {
   j = {{"label", k.label}};
   PutIfSet(j, "library", k.library);
   PutIfSet(j, "cubin_b64", k.cubin_b64);
-  if (k.library.empty()) j["launch"] = k.launch;
+  PutIfSet(j, "torch_file", k.torch_file);
+  if (k.library.empty() && k.torch_file.empty()) j["launch"] = k.launch;
 }
-FORGEK_WIRE_FROM(WireKernel, (), label, library, cubin_b64, launch)
+FORGEK_WIRE_FROM(WireKernel, (), label, library, cubin_b64, launch, torch_file)
 
 // One flat object: the stop rule's members beside the policy's own.
 static void to_json(json& j, const TimingPolicy& p) {
@@ -277,6 +281,7 @@ static void to_json(json& j, const EvaluateReply& v) {
   PutIfSet(j, "audit_detail", v.audit_detail);
   if (v.timed) j["candidate_timing"] = v.candidate;
   if (v.timed && v.incumbent.samples > 0) j["incumbent_timing"] = v.incumbent;
+  if (v.golden.seeds > 0) j["golden_timing"] = v.golden;
 }
 static void from_json(const json& j, EvaluateReply& v) {
   Require(j, {"status"});
@@ -292,6 +297,7 @@ static void from_json(const json& j, EvaluateReply& v) {
   ReadMember(j, "audit_ok", &v.audit_ok);
   ReadMember(j, "input_copies", &v.input_copies);
   ReadMember(j, "launches_per_sample", &v.launches_per_sample);
+  ReadMember(j, "golden_timing", &v.golden);
 }
 
 FORGEK_WIRE_TYPE(ProfileCommand, ("config", "kernel"), config, kernel, metrics, seed, warmup, samples)
@@ -393,6 +399,7 @@ json ToJson(const WireKernel& v) { return v; }
 json ToJson(const TimingPolicy& v) { return v; }
 json ToJson(const EvaluateCommand& v) { return v; }
 json ToJson(const EvaluateReply& v) { return v; }
+json ToJson(const GoldenTiming& v) { return v; }
 json ToJson(const TimingStats& v) { return v; }
 json ToJson(const CorrectnessReport& v) { return v; }
 json ToJson(const KernelLaunchRecord& v) { return v; }
@@ -404,6 +411,7 @@ bool FromJson(const json& j, WireKernel* out, std::string* err) { return Decode(
 bool FromJson(const json& j, TimingPolicy* out, std::string* err) { return Decode(j, out, err); }
 bool FromJson(const json& j, EvaluateCommand* out, std::string* err) { return Decode(j, out, err); }
 bool FromJson(const json& j, EvaluateReply* out, std::string* err) { return Decode(j, out, err); }
+bool FromJson(const json& j, GoldenTiming* out, std::string* err) { return Decode(j, out, err); }
 bool FromJson(const json& j, TimingStats* out, std::string* err) { return Decode(j, out, err); }
 bool FromJson(const json& j, CorrectnessReport* out, std::string* err) { return Decode(j, out, err); }
 bool FromJson(const json& j, KernelLaunchRecord* out, std::string* err) { return Decode(j, out, err); }

@@ -107,8 +107,14 @@ bool PrepareExpertReference(const OperatorSpec& op, const std::string& arch, Com
 bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& compiler, KernelUnderTest* out,
                    std::string* err) {
   if (IsTorchGolden(op.golden)) {
-    *err = TorchGoldenNotRunMessage(op.name, op.golden);
-    return false;
+    // No kernel to compile: the worker's torch helper computes it. Without python3 and torch the
+    // run stops here, before any GPU work.
+    TorchHelperPaths paths;
+    if (!CheckTorchGoldenRuns(op.name, op.golden, &paths, err)) return false;
+    *out = KernelUnderTest{};
+    out->label = "golden";
+    out->library = TorchGoldenLibrary(std::filesystem::absolute(std::filesystem::path(op.dir) / op.golden).string());
+    return true;
   }
   std::string path = (std::filesystem::path(op.dir) / op.golden).string();
   Candidate golden;

@@ -14,6 +14,7 @@
 #include "config_buffers.h"
 #include "failed_step.h"
 #include "graph_replay.h"
+#include "torch_truth.h"
 
 namespace forgek::worker {
 namespace {
@@ -188,7 +189,7 @@ bool Timer::Run(BoundKernel* cand, BoundKernel* inc, EvaluateReply* reply, GpuEr
 
 }  // namespace
 
-EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const ProgressFn& progress) {
+EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const ProgressFn& progress, TorchGolden* torch) {
   EvaluateReply reply;
   const WireConfig& config = cmd.config;
   if (config.tolerance.check != "elementwise") {
@@ -202,22 +203,40 @@ EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const Progre
   int golden_instance = 0, cand_instance = 0;
   // Inputs are filled before the instances are added: a library call may plan from their values.
   const uint64_t first_seed = cmd.seeds.empty() ? 0 : cmd.seeds[0];
-  if (!buffers.Allocate(gpu, config, &err) || !golden.Init(gpu, cmd.golden, config, &err) ||
+  // A PyTorch golden is no kernel: the helper computes its outputs from the same inputs.
+  const bool torch_golden = !cmd.golden.torch_file.empty();
+  if (torch_golden && !torch) {
+    reply.status = ReplyStatus::unsupported;
+    reply.error = "this worker runs no PyTorch golden";
+    return reply;
+  }
+  if (!buffers.Allocate(gpu, config, &err) || (!torch_golden && !golden.Init(gpu, cmd.golden, config, &err)) ||
       !candidate.Init(gpu, cmd.candidate, config, &err) ||
       (!cmd.incumbent.empty() && !incumbent.Init(gpu, cmd.incumbent, config, &err)) ||
-      !buffers.Fill(first_seed, &err) || !golden.AddInstance(buffers.GoldenBindings(), &golden_instance, &err) ||
+      !buffers.Fill(first_seed, &err) ||
+      (!torch_golden && !golden.AddInstance(buffers.GoldenBindings(), &golden_instance, &err)) ||
       !candidate.AddInstance(buffers.CandidateBindings(0), &cand_instance, &err))
     return Failed(reply, err);
 
   reply.correctness.ok = true;
   for (size_t k = 0; k < cmd.seeds.size(); ++k) {
     std::string seed_name = fmt::format("seed {} of {}", k + 1, cmd.seeds.size());
-    if (k > 0 && (!buffers.Fill(cmd.seeds[k], &err) || !golden.InputsChanged(&err) ||
+    if (k > 0 && (!buffers.Fill(cmd.seeds[k], &err) || (!torch_golden && !golden.InputsChanged(&err)) ||
                   !candidate.InputsChanged(&err)))
       return Failed(reply, err);
-    progress(cmd.golden.label + " on " + config.name + ", " + seed_name, 0);
-    if (!buffers.ResetTruth(&err) || !golden.Enqueue(golden_instance, &err) || !gpu->Sync(golden.label(), &err))
-      return Failed(reply, err);
+    if (torch_golden) {
+      // The helper may start (importing torch), build the Model and compute in float64 on a CPU.
+      progress(cmd.golden.label + " (PyTorch) on " + config.name + ", " + seed_name, kTorchGoldenBudgetS);
+      if (!buffers.ResetTruth(&err) ||
+          !ComputeTorchTruth(gpu, &buffers, config, cmd.golden.torch_file, torch, &reply.golden, &err)) {
+        err.kernel = cmd.golden.label;
+        return Failed(reply, err);
+      }
+    } else {
+      progress(cmd.golden.label + " on " + config.name + ", " + seed_name, 0);
+      if (!buffers.ResetTruth(&err) || !golden.Enqueue(golden_instance, &err) || !gpu->Sync(golden.label(), &err))
+        return Failed(reply, err);
+    }
     progress(cmd.candidate.label + " on " + config.name + ", " + seed_name, 0);
     if (!buffers.ResetResults(0, &err) || !candidate.Enqueue(cand_instance, &err) ||
         !gpu->Sync(candidate.label(), &err))

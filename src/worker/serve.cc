@@ -34,6 +34,7 @@ nlohmann::json Reply(int64_t id, bool ok) { return {{"id", id}, {"type", "reply"
 int Serve(std::FILE* in, std::FILE* out) {
   GpuContext gpu;
   bool gpu_ready = false;
+  TorchGolden torch;  // the PyTorch helper, started at the first golden given as a problem file
   std::string line;
   while (ReadLine(in, &line)) {
     nlohmann::json request;
@@ -110,7 +111,7 @@ int Serve(std::FILE* in, std::FILE* out) {
       Send(out, j);
       continue;
     }
-    EvaluateReply reply = Evaluate(&gpu, cmd, progress);
+    EvaluateReply reply = Evaluate(&gpu, cmd, progress, &torch);
     nlohmann::json j = ToJson(reply);
     j["id"] = id;
     j["type"] = "reply";

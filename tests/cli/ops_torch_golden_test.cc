@@ -1,6 +1,9 @@
 // An operator whose golden is a PyTorch problem file: `ops validate` describes it and checks it
-// against operator.json; a run refuses it at once, saying why.
+// against operator.json; a run or an eval hands it to the worker (and without a GPU stops where any
+// run does), and without python3 and torch stops at once, saying why.
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -75,7 +78,20 @@ TEST(OpsTorchGolden, BrokenProblemIsLocated) {
   EXPECT_NE((r.out + r.err).find("syntax error"), std::string::npos) << r.out << r.err;
 }
 
-TEST(OpsTorchGolden, RunRefusesItAtOnce) {
+bool HasGpu() { return RunForgek({"worker", "--probe"}).exit_code == 0; }
+
+// A python3 that cannot see torch: the one the helper would use, without its site-packages (-S).
+std::string PythonWithoutTorch(const TempDir& tmp) {
+  TorchHelperPaths real;
+  std::string err;
+  EXPECT_TRUE(FindTorchHelper(&real, &err)) << err;
+  const std::string path = tmp.file("python3");
+  WriteFile(path, "#!/bin/sh\nexec " + real.python + " -S \"$@\"\n");
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(OpsTorchGolden, PrepareGoldenHandsTheProblemToTheWorker) {
   TempDir tmp;
   OperatorSpec op;
   Diagnostics diags;
@@ -87,20 +103,51 @@ TEST(OpsTorchGolden, RunRefusesItAtOnce) {
   Compiler compiler(copts);
   KernelUnderTest golden;
   std::string err;
-  EXPECT_FALSE(PrepareGolden(op, "sm_90", compiler, &golden, &err));
-  EXPECT_EQ(err, TorchGoldenNotRunMessage("tiny_scale", "golden.py"));
-  EXPECT_NE(err.find("does not run yet"), std::string::npos);
+  ASSERT_TRUE(PrepareGolden(op, "sm_90", compiler, &golden, &err)) << err;
+  EXPECT_EQ(golden.label, "golden");
+  EXPECT_TRUE(golden.cubin.empty());
+  std::string file;
+  ASSERT_TRUE(TorchGoldenFileOf(golden.library, &file)) << golden.library;
+  EXPECT_TRUE(std::filesystem::path(file).is_absolute()) << file;
+  EXPECT_TRUE(std::filesystem::equivalent(file, tmp.path() + "/tiny_scale/golden.py")) << file;
+  EXPECT_FALSE(TorchGoldenFileOf("cublas.gemm_bf16", &file));
 }
 
-TEST(OpsTorchGolden, RunCommandRefusesItBeforeTheStore) {
+TEST(OpsTorchGolden, RunAndEvalGetPastTheGoldenToTheGpu) {
+  if (HasGpu()) GTEST_SKIP() << "a GPU is present: the GpuTorchGolden tests run it";
+  TempDir tmp;
+  const std::string root = TorchGoldenOperator(tmp.file("ops"));
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache"), "FORGEK_STORE=" + tmp.file("store.db")};
+  CommandResult r = RunForgek({"--operators", root, "run", "--op", "tiny_scale"}, env);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("no usable GPU"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("PyTorch problem"), std::string::npos) << r.err;
+  CommandResult e = RunForgek({"--operators", root, "eval", "--op", "tiny_scale", "--kernel", root + "/tiny_scale/seed.cu"},
+                              env);
+  EXPECT_EQ(e.exit_code, 1) << e.out << e.err;
+  EXPECT_NE(e.err.find("no GPU to evaluate on"), std::string::npos) << e.err;
+  EXPECT_EQ(e.err.find("PyTorch problem"), std::string::npos) << e.err;
+}
+
+TEST(OpsTorchGolden, WithoutTorchRunAndEvalStopAtOnceBeforeTheStore) {
   TempDir tmp;
   const std::string root = TorchGoldenOperator(tmp.file("ops"));
   const std::string store = tmp.file("store.db");
-  CommandResult r = RunForgek({"--operators", root, "run", "--op", "tiny_scale"},
-                              {"XDG_CACHE_HOME=" + tmp.file("cache"), "FORGEK_STORE=" + store});
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache"), "FORGEK_STORE=" + store,
+                                        "FORGEK_PYTHON=" + PythonWithoutTorch(tmp)};
+  const std::string says = "the golden of tiny_scale is a PyTorch problem (golden.py), which needs python3 with torch: "
+                           "PyTorch is not installed for";
+  CommandResult r = RunForgek({"--operators", root, "run", "--op", "tiny_scale"}, env);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("the golden of tiny_scale is a PyTorch problem (golden.py)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(store));
+  CommandResult e = RunForgek({"--operators", root, "eval", "--op", "tiny_scale", "--kernel", root + "/tiny_scale/seed.cu"},
+                              env);
+  EXPECT_EQ(e.exit_code, 1) << e.out << e.err;
+  EXPECT_NE(e.err.find(says), std::string::npos) << e.err;
+  CommandResult b = RunForgek({"--operators", root, "batch", "tiny_scale"}, env);
+  EXPECT_EQ(b.exit_code, 1) << b.out << b.err;
+  EXPECT_NE(b.err.find(says), std::string::npos) << b.err;
 }
 
 }  // namespace

@@ -205,7 +205,7 @@ TEST(WorkerProtocol, MistypedUnknownAndOutOfRangeMembersNameTheirPath) {
   EXPECT_EQ(DecodeError(j), "candidate.launch: missing");
   j = ToJson(SampleCommand());
   j["incumbent"]["cubin_b64"] = j["golden"]["cubin_b64"];
-  EXPECT_EQ(DecodeError(j), "incumbent: a kernel needs exactly one of library, cubin_b64");
+  EXPECT_EQ(DecodeError(j), "incumbent: a kernel needs exactly one of library, cubin_b64, torch_file");
 
   ProbeResult p;
   std::string err;

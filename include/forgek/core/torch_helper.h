@@ -14,21 +14,41 @@
 
 namespace forgek {
 
-// The interpreter and the script: $FORGEK_PYTHON, else /usr/bin/python3 when it exists (Debian's
-// python3-torch is installed for it), else python3 found in PATH; $FORGEK_TORCH_HELPER, else
-// scripts/forgek_torch_helper.py of the shipped data (FindDataDir("scripts", ...)). False with
-// what is missing and how to get it.
+// The interpreter and the script. The interpreter: $FORGEK_PYTHON when set; else, of python3 in
+// PATH and /usr/bin/python3 (Debian's python3-torch is installed for it), the first that has torch
+// (looked for once per process, without importing it), else the first that exists; which one was
+// picked is logged. The script: $FORGEK_TORCH_HELPER, else scripts/forgek_torch_helper.py of the
+// shipped data (FindDataDir("scripts", ...)). False with what is missing and how to get it.
 struct TorchHelperPaths {
   std::string python, script;
 };
 bool FindTorchHelper(TorchHelperPaths* paths, std::string* err);
 
+// What `check` says: the interpreter imports torch (the version; whether it sees a CUDA device).
+struct TorchCheck {
+  std::string python, torch_version;
+  bool cuda = false;
+};
+// Runs `check` (torch really imported, once per interpreter and process). False with the helper's
+// message (PyTorch is not installed for ...: install python3-torch or set FORGEK_PYTHON).
+bool CheckTorch(const TorchHelperPaths& paths, TorchCheck* out, std::string* err);
+
 // True when an operator's `golden` names a PyTorch golden rather than a CUDA kernel: a KernelBench
 // problem (`.py`) or a FlashInfer-Bench definition (`.json`, docs/importing.md).
 bool IsTorchGolden(const std::string& golden);
 
-// What a run says of a PyTorch golden while the worker cannot run one (docs/importing.md).
-std::string TorchGoldenNotRunMessage(const std::string& op_name, const std::string& golden);
+// A golden given as a PyTorch problem travels to the evaluator as a KernelUnderTest whose library
+// is "torch:" and the problem file's absolute path (it is no cubin, and like a library kernel it is
+// run by the worker, here by its torch helper): TorchGoldenLibrary makes that id, TorchGoldenFileOf
+// reads it back (false for any other library id or "").
+std::string TorchGoldenLibrary(const std::string& file);
+bool TorchGoldenFileOf(const std::string& library, std::string* file);
+
+// Everything a PyTorch golden needs before a run starts (the helper found, torch imported), so
+// that a run without them stops at once. False with "the golden of OP is a PyTorch problem
+// (golden.py), which needs ...: why".
+bool CheckTorchGoldenRuns(const std::string& op_name, const std::string& golden, TorchHelperPaths* paths,
+                          std::string* err);
 
 // One tensor of a described problem; dims are size-constant names or integers (as text).
 struct ProblemTensor {
@@ -81,6 +101,15 @@ int TorchWireDtypeSize(const std::string& dtype);
 // does not match its shape and dtype, or the dtype is not carried.
 bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& tensors, std::string* out,
                         std::string* err);
+// The same with more header members (a `run`'s "sizes"); `header` holds them, "op" included.
+bool EncodeTorchRequest(const nlohmann::json& header, const std::vector<TorchTensor>& tensors, std::string* out,
+                        std::string* err);
+
+// What the helper says of one `run` besides its tensors.
+struct TorchRunInfo {
+  std::string device;    // where it computed: "cpu" or "cuda"
+  double compute_s = 0;  // its own time for the request (building the Model included, pipes not)
+};
 
 // A `serve` process and its pipes. Exchange sends one request and reads its reply.
 class TorchServer {
@@ -96,10 +125,18 @@ class TorchServer {
   // Sends op with tensors; fills the reply's tensors. False with the reply's error or a broken pipe.
   bool Exchange(const std::string& op, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
                 std::string* err);
+  // `run` at `sizes` (the request's size constants; empty: those of Start), the golden's outputs
+  // in `reply`. False as Exchange.
+  bool Run(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs,
+           std::vector<TorchTensor>* reply, TorchRunInfo* info, std::string* err);
+  bool running() const { return pid_ > 0; }
   // Closes its stdin and waits for it to end; its exit code (-1 when none was started).
   int Stop();
 
  private:
+  bool Send(const nlohmann::json& header, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
+            nlohmann::json* reply_header, std::string* err);
+
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
 };

@@ -88,8 +88,11 @@ struct WireKernel {
   std::string library;     // a library reference id, or ""
   std::string cubin_b64;   // the cubin itself, base64, or ""
   ResolvedCandidate launch;  // for cubins: workspaces, tensor maps and launches for this config
+  // A golden only: the absolute path of a PyTorch problem file (docs/importing.md), computed by
+  // the worker's torch helper at the config's values instead of a kernel, or "".
+  std::string torch_file;
 
-  bool empty() const { return library.empty() && cubin_b64.empty(); }
+  bool empty() const { return library.empty() && cubin_b64.empty() && torch_file.empty(); }
 };
 
 // When the timing loop stops: at least min_samples and min_time_s, then as soon as the relative
@@ -127,6 +130,15 @@ struct EvaluateCommand {
 enum class ReplyStatus { ok, launch_error, crash, unsupported, error };
 const char* ReplyStatusName(ReplyStatus s);
 
+// What a PyTorch golden cost the worker, summed over the seeds it ran: the wall time of each
+// (inputs to the host, the helper's exchange, outputs back), the device copies in it and the
+// helper's own compute time; pipes and framing are the rest. seeds == 0 for a kernel golden.
+struct GoldenTiming {
+  int seeds = 0;
+  double total_ms = 0, copy_ms = 0, compute_ms = 0;
+  std::string device;  // where torch computed: "cpu" or "cuda"
+};
+
 struct EvaluateReply {
   ReplyStatus status = ReplyStatus::ok;
   std::string error;        // what went wrong, for every status but ok
@@ -139,6 +151,7 @@ struct EvaluateReply {
   std::string audit_detail;
   int input_copies = 0;     // how many rotated copies the timing used
   int launches_per_sample = 0;  // > 1 when timed by graph replay
+  GoldenTiming golden;      // a PyTorch golden's cost (seeds == 0 for a kernel golden)
 };
 
 // Profiles one kernel on one config: a short timing loop, then (kept apart from it) one call
@@ -184,6 +197,7 @@ nlohmann::json ToJson(const WireKernel& v);
 nlohmann::json ToJson(const TimingPolicy& v);
 nlohmann::json ToJson(const EvaluateCommand& v);
 nlohmann::json ToJson(const EvaluateReply& v);
+nlohmann::json ToJson(const GoldenTiming& v);
 nlohmann::json ToJson(const TimingStats& v);
 nlohmann::json ToJson(const CorrectnessReport& v);
 nlohmann::json ToJson(const KernelLaunchRecord& v);
@@ -195,6 +209,7 @@ bool FromJson(const nlohmann::json& j, WireKernel* out, std::string* err);
 bool FromJson(const nlohmann::json& j, TimingPolicy* out, std::string* err);
 bool FromJson(const nlohmann::json& j, EvaluateCommand* out, std::string* err);
 bool FromJson(const nlohmann::json& j, EvaluateReply* out, std::string* err);
+bool FromJson(const nlohmann::json& j, GoldenTiming* out, std::string* err);
 bool FromJson(const nlohmann::json& j, TimingStats* out, std::string* err);
 bool FromJson(const nlohmann::json& j, CorrectnessReport* out, std::string* err);
 bool FromJson(const nlohmann::json& j, KernelLaunchRecord* out, std::string* err);

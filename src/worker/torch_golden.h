@@ -1,0 +1,49 @@
+// A golden given as a PyTorch problem: the worker's helper process, fed one config's inputs on the
+// host and answering the golden's outputs (docs/importing.md, "The worker's PyTorch golden").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "forgek/core/operator_spec.h"
+#include "forgek/core/torch_helper.h"
+
+namespace forgek::worker {
+
+// One tensor the golden writes, as the worker holds its truth: name, the truth's dtype (f32 for a
+// floating output) and shape.
+struct TruthSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+};
+
+// The helper of one worker: started at the first golden asked of it (torch imported then, so a
+// missing torch fails the first request, not a later one), again when the problem file changes;
+// each request carries its config's sizes.
+class TorchGolden {
+ public:
+  // The golden's outputs for `inputs` at `sizes`, checked against `truths` (their number, dtypes
+  // and shapes, in order: the problem's outputs are the operator's outputs in order). False with
+  // the reason; a helper that died is started again at the next call.
+  bool Compute(const std::string& file, const std::map<std::string, int64_t>& sizes,
+               const std::vector<TorchTensor>& inputs, const std::vector<TruthSpec>& truths,
+               std::vector<TorchTensor>* outputs, TorchRunInfo* info, std::string* err);
+
+ private:
+  bool Ensure(const std::string& file, std::string* err);
+
+  std::string file_;
+  TorchServer server_;
+};
+
+// The wire name of a dtype that crosses to PyTorch (forgek's own name), "" for one that does not
+// (e4m3, e5m2, u32: torch has no such tensor where forgek runs it).
+std::string TorchWireDtype(DType t);
+
+// Whether the helper's outputs are the truths asked for; false naming the first disagreement.
+bool MatchTruths(const std::vector<TorchTensor>& outputs, const std::vector<TruthSpec>& truths, std::string* err);
+
+}  // namespace forgek::worker

@@ -1,0 +1,140 @@
+// The worker's PyTorch golden on a GPU: softmax_fp32 with a PyTorch problem as its golden checks its
+// own CUDA golden on every config within the operator's tolerance, and an imported KernelBench
+// problem evaluates its seed against its PyTorch golden, the golden's cost said.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "forgek/core/paths.h"
+#include "test_util.h"
+
+namespace forgek {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Operators() {
+  std::string found = FindDataDir("operators", "FORGEK_OPERATORS");
+  return found.empty() ? SourceDir() + "/operators" : found;
+}
+
+bool HasGpu() { return RunForgek({"worker", "--probe"}).exit_code == 0; }
+
+// softmax_fp32's computation as a KernelBench problem, its size constants the operator's params.
+const char* kSoftmaxProblem = R"(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+M = 4096
+N = 32768
+
+def get_inputs():
+    return [torch.randn(M, N) * 2]
+
+def get_init_inputs():
+    return []
+)";
+
+// Copies softmax_fp32 to `root` with golden.py as its golden; its golden.cu stays, as a kernel.
+std::string SoftmaxWithTorchGolden(const std::string& root) {
+  fs::create_directories(root);
+  fs::copy(Operators() + "/softmax_fp32", root + "/softmax_fp32", fs::copy_options::recursive);
+  WriteFile(root + "/softmax_fp32/golden.py", kSoftmaxProblem);
+  std::string op = ReadFile(root + "/softmax_fp32/operator.json");
+  op.replace(op.find("\"golden.cu\""), 11, "\"golden.py\"");
+  WriteFile(root + "/softmax_fp32/operator.json", op);
+  return root;
+}
+
+void PrintGoldenCost(const std::string& err) {
+  for (size_t at = 0; (at = err.find("the PyTorch golden (", at)) != std::string::npos; ++at) {
+    size_t start = err.rfind('\n', at);
+    start = start == std::string::npos ? 0 : start + 1;
+    std::printf("[ golden   ] %s\n", err.substr(start, err.find('\n', at) - start).c_str());
+  }
+}
+
+// The CUDA golden, evaluated as a candidate against the PyTorch golden on every config: the check
+// is the operator's own (rel_l2 and max_abs per element) on fresh seeds, poison and NaN included.
+TEST(GpuTorchGolden, SoftmaxPyTorchGoldenAgreesWithItsCudaGoldenOnEveryConfig) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  const std::string root = SoftmaxWithTorchGolden(tmp.file("ops"));
+  CommandResult v = RunForgek({"--operators", root, "ops", "validate", "--no-compile", "softmax_fp32"},
+                              {"XDG_CACHE_HOME=" + tmp.file("cache")});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r = RunForgek({"--json", "--operators", root, "eval", "--op", "softmax_fp32", "--kernel",
+                               root + "/softmax_fp32/golden.cu", "--no-time", "--seeds", "2"},
+                              {"XDG_CACHE_HOME=" + tmp.file("cache")});
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["configs"].size(), 3u) << r.out;
+  for (const auto& c : j["configs"]) {
+    EXPECT_TRUE(c["correctness"]["ok"].get<bool>()) << c.dump();
+    std::printf("[ golden   ] %s: CUDA golden vs PyTorch golden rel_l2 %.3g, max_abs %.3g\n",
+                c["config"].get<std::string>().c_str(), c["correctness"]["rel_l2"].get<double>(),
+                c["correctness"]["max_abs"].get<double>());
+  }
+  EXPECT_NE(r.err.find("the PyTorch golden ("), std::string::npos) << r.err;
+  PrintGoldenCost(r.err);
+  std::printf("[ golden   ] wall %.2f s\n", wall);
+}
+
+TEST(GpuTorchGolden, AnImportedOperatorEvaluatesItsSeed) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  fs::create_directories(tmp.file("ops"));
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
+  CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
+                                 SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
+                                 SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
+                                 "batch_size=1024,dim=4096", "--name", "softmax_rows"},
+                                env);
+  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  CommandResult r = RunForgek({"--operators", tmp.file("ops"), "eval", "--op", "softmax_rows", "--kernel",
+                               tmp.file("ops/softmax_rows/seed.cu"), "--seeds", "3"},
+                              env);
+  std::printf("%s", r.out.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("kernelbench"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the PyTorch golden ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ms per seed"), std::string::npos) << r.err;
+  PrintGoldenCost(r.err);
+}
+
+// `forgek run` of an imported problem from an empty store: its seed is the incumbent, checked
+// against the PyTorch golden; a few attempts of the default agent, then a clean end.
+TEST(GpuTorchGolden, AnImportedOperatorRunsFromAnEmptyStore) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  fs::create_directories(tmp.file("ops"));
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
+  CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
+                                 SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
+                                 SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
+                                 "batch_size=1024,dim=4096", "--name", "softmax_rows"},
+                                env);
+  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  CommandResult r = RunForgek({"--operators", tmp.file("ops"), "--store", tmp.file("store.db"), "run", "--op",
+                               "softmax_rows", "--iterations", "3"},
+                              env);
+  std::printf("%s", r.out.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(tmp.file("store.db")));
+  PrintGoldenCost(r.err);
+}
+
+}  // namespace
+}  // namespace forgek
