@@ -247,7 +247,7 @@ bool ReadWorkloadInputs(const OJson& w, const std::string& base, const FiDefinit
     if (!t->scalar) return at.Fail(tpath, "a scalar value for a tensor input", err);
     const std::string vpath = JsonPathKey(ipath, "value");
     if (!d.contains("value") || !d["value"].is_number()) return at.Fail(vpath, "a number is required", err);
-    const nlohmann::json value = nlohmann::json::parse(d["value"].dump());
+    const nlohmann::json value = ParseJsonLenient(d["value"].dump());  // a number: its own text parses
     auto seen = out->scalars.find(t->name);
     if (seen == out->scalars.end()) {
       out->scalars[t->name] = value;

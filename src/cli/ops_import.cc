@@ -17,6 +17,7 @@
 #include "ops_torch_golden.h"
 #include "forgek/core/atomic_file.h"
 #include "forgek/core/candidate.h"
+#include "forgek/core/json_parse.h"
 #include "forgek/core/operator_spec.h"
 #include "forgek/core/paths.h"
 #include "forgek/core/torch_helper.h"
@@ -71,7 +72,7 @@ std::map<std::string, json> ParseScalars(const std::string& text) {
   std::map<std::string, json> scalars;
   ParseAssignments("--scalars", text, [&scalars](const std::string& name, const std::string& v, std::string* must) {
     *must = "a number";
-    json j = json::parse(v, nullptr, false);
+    const json j = ParseJsonLenient(v);
     if (j.is_discarded() || !j.is_number()) return false;
     scalars[name] = j;
     return true;
@@ -412,7 +413,12 @@ void ImportFlashInfer(const Context& ctx, const ImportArgs& a) {
   const std::string dest = Destination(ctx, a, name);
   // golden.json: the definition as read (its inputs' order is run's) and the scalar inputs' values.
   nlohmann::ordered_json values = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : scalars) values[k] = nlohmann::ordered_json::parse(v.dump());
+  for (const auto& [k, v] : scalars) {
+    nlohmann::ordered_json number;  // a number forgek wrote itself: its text parses
+    JsonParseError error;
+    if (!ParseJsonLimited(v.dump(), &number, &error)) throw Failure("scalar " + k + ": " + error.message);
+    values[k] = number;
+  }
   nlohmann::ordered_json golden = {{"flashinfer", def.json}, {"scalars", values}};
   StagedOperator stage(dest);
   stage.Write("golden.json", golden.dump(2) + "\n");
