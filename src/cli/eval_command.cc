@@ -92,7 +92,7 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
   if (torch_golden) {
     out.golden.label = "golden";
     const std::filesystem::path file = std::filesystem::path(op.dir) / op.golden;
-    out.golden.library = TorchGoldenLibrary(std::filesystem::absolute(file).string());
+    out.golden.torch_file = std::filesystem::absolute(file).string();
   } else {
     CompileResult g = golden_future.get();
     if (!g.ok) throw Failure(op.golden + " (golden) does not compile:\n" + g.Summary());
@@ -113,12 +113,15 @@ Compiled CompileAll(const Context& ctx, const OperatorSpec& op, const Candidate&
 
 nlohmann::json ResultJson(const EvalResult& r, double compile_s) {
   nlohmann::json configs = nlohmann::json::array();
-  for (const ConfigResult& c : r.configs)
-    configs.push_back({{"config", c.config}, {"correctness", ToJson(c.correctness)},
-                       {"candidate", ToJson(c.candidate)}, {"incumbent", ToJson(c.incumbent)},
-                       {"speedup", c.speedup}, {"roofline_us", c.roofline_us}, {"floor_us", c.floor_us},
-                       {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}, {"datasheet_sol_us", c.datasheet_sol_us},
-                       {"datasheet_sol_pct", c.datasheet_sol_pct}});
+  for (const ConfigResult& c : r.configs) {
+    nlohmann::json row = {{"config", c.config}, {"correctness", ToJson(c.correctness)},
+                          {"candidate", ToJson(c.candidate)}, {"incumbent", ToJson(c.incumbent)},
+                          {"speedup", c.speedup}, {"roofline_us", c.roofline_us}, {"floor_us", c.floor_us},
+                          {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}, {"datasheet_sol_us", c.datasheet_sol_us},
+                          {"datasheet_sol_pct", c.datasheet_sol_pct}};
+    if (c.golden.seeds > 0) row["golden_timing"] = ToJson(c.golden);  // a PyTorch golden's cost
+    configs.push_back(std::move(row));
+  }
   return {{"outcome", OutcomeName(r.outcome)}, {"detail", r.detail}, {"configs", configs},
           {"geomean_speedup", r.geomean_speedup}, {"eval_s", r.wall_s}, {"compile_s", compile_s}};
 }
@@ -139,6 +142,15 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
                        c.speedup > 0 ? fmt::format("{:.3f}x", c.speedup) : "-",
                        c.sol_pct > 0 ? fmt::format("{:.1f}", c.sol_pct) : "-",
                        c.datasheet_sol_pct > 0 ? fmt::format("{:.1f}", c.datasheet_sol_pct) : "-");
+  }
+  // A PyTorch golden's cost, per config: what checking against it adds to each evaluation.
+  for (const ConfigResult& c : r.configs) {
+    if (c.golden.seeds <= 0) continue;
+    const double n = c.golden.seeds;
+    out += fmt::format("golden {}: PyTorch on {}, {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch), "
+                       "{} seeds\n",
+                       c.config, c.golden.device, c.golden.total_ms / n, c.golden.copy_ms / n,
+                       c.golden.compute_ms / n, c.golden.seeds);
   }
   out += fmt::format("outcome: {}: {}\n", OutcomeName(r.outcome), r.detail);
   return out;

@@ -146,14 +146,6 @@ bool IsTorchGolden(const std::string& golden) {
   return ends(".py") || ends(".json");
 }
 
-std::string TorchGoldenLibrary(const std::string& file) { return "torch:" + file; }
-
-bool TorchGoldenFileOf(const std::string& library, std::string* file) {
-  if (library.rfind("torch:", 0) != 0 || library.size() <= 6) return false;
-  *file = library.substr(6);
-  return true;
-}
-
 bool CheckTorchGoldenRuns(const std::string& op_name, const std::string& golden, TorchHelperPaths* paths,
                           std::string* err) {
   std::string why;

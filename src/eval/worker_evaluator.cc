@@ -8,7 +8,6 @@
 
 #include "forgek/protocol/timing_stats.h"
 #include "forgek/verdict/verdict.h"
-#include "forgek/core/torch_helper.h"
 #include "forgek/eval/worker_client.h"
 
 namespace forgek {
@@ -89,9 +88,8 @@ bool MakeWireKernel(const KernelUnderTest& k, const OperatorSpec& op, const Conf
                     WireKernel* out, std::string* err) {
   WireKernel w;
   w.label = k.label;
-  std::string torch_file;
-  if (TorchGoldenFileOf(k.library, &torch_file)) {
-    w.torch_file = torch_file;  // the worker's torch helper computes it at the config's values
+  if (!k.torch_file.empty()) {
+    w.torch_file = k.torch_file;  // the worker's torch helper computes it at the config's values
   } else if (!k.library.empty()) {
     w.library = k.library;
   } else {
@@ -216,6 +214,7 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     ConfigResult cr;
     cr.config = config->name;
     cr.correctness = reply.correctness;
+    cr.golden = reply.golden;
     if (reply.golden.seeds > 0)
       spdlog::info("{}: the PyTorch golden ({}) took {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch)",
                    where, reply.golden.device, reply.golden.total_ms / reply.golden.seeds,

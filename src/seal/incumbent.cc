@@ -113,7 +113,7 @@ bool PrepareGolden(const OperatorSpec& op, const std::string& arch, Compiler& co
     if (!CheckTorchGoldenRuns(op.name, op.golden, &paths, err)) return false;
     *out = KernelUnderTest{};
     out->label = "golden";
-    out->library = TorchGoldenLibrary(std::filesystem::absolute(std::filesystem::path(op.dir) / op.golden).string());
+    out->torch_file = std::filesystem::absolute(std::filesystem::path(op.dir) / op.golden).string();
     return true;
   }
   std::string path = (std::filesystem::path(op.dir) / op.golden).string();

@@ -83,6 +83,10 @@ TEST(GpuTorchGolden, SoftmaxPyTorchGoldenAgreesWithItsCudaGoldenOnEveryConfig) {
   ASSERT_EQ(j["configs"].size(), 3u) << r.out;
   for (const auto& c : j["configs"]) {
     EXPECT_TRUE(c["correctness"]["ok"].get<bool>()) << c.dump();
+    // The golden's cost travels with each config's result: one exchange per seed.
+    ASSERT_TRUE(c.contains("golden_timing")) << c.dump();
+    EXPECT_EQ(c["golden_timing"]["seeds"].get<int>(), 2) << c.dump();
+    EXPECT_GT(c["golden_timing"]["total_ms"].get<double>(), 0) << c.dump();
     std::printf("[ golden   ] %s: CUDA golden vs PyTorch golden rel_l2 %.3g, max_abs %.3g\n",
                 c["config"].get<std::string>().c_str(), c["correctness"]["rel_l2"].get<double>(),
                 c["correctness"]["max_abs"].get<double>());
@@ -111,6 +115,7 @@ TEST(GpuTorchGolden, AnImportedOperatorEvaluatesItsSeed) {
   EXPECT_NE(r.out.find("kernelbench"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the PyTorch golden ("), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ms per seed"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("golden kernelbench: PyTorch on "), std::string::npos) << r.out;
   PrintGoldenCost(r.err);
 }
 

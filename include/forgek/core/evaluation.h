@@ -28,6 +28,9 @@ struct KernelUnderTest {
   std::string cubin;             // binary image when library is ""
   CandidateManifest manifest;
   ParamAssignment params;
+  // A PyTorch golden (a KernelBench problem or a FlashInfer-Bench definition): the problem file's
+  // absolute path, computed by the worker's torch helper; library and cubin are then "".
+  std::string torch_file;
 };
 
 // Timing statistics of one kernel on one config (microseconds).
@@ -45,9 +48,19 @@ struct CorrectnessReport {
   std::string detail;               // first mismatches with indices and values, or the NaN story
 };
 
+// What a PyTorch golden cost the worker, summed over the seeds it ran: the wall time of each
+// (inputs to the host, the helper's exchange, outputs back), the device copies in it and the
+// helper's own compute time; pipes and framing are the rest. seeds == 0 for a kernel golden.
+struct GoldenTiming {
+  int seeds = 0;
+  double total_ms = 0, copy_ms = 0, compute_ms = 0;
+  std::string device;  // where torch computed: "cpu" or "cuda"
+};
+
 struct ConfigResult {
   std::string config;
   CorrectnessReport correctness;
+  GoldenTiming golden;  // a PyTorch golden's cost on this config (seeds == 0 for a CUDA golden)
   TimingStats candidate, incumbent;
   double speedup = 0;   // incumbent median / candidate median
   // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the

@@ -37,13 +37,6 @@ bool CheckTorch(const TorchHelperPaths& paths, TorchCheck* out, std::string* err
 // problem (`.py`) or a FlashInfer-Bench definition (`.json`, docs/importing.md).
 bool IsTorchGolden(const std::string& golden);
 
-// A golden given as a PyTorch problem travels to the evaluator as a KernelUnderTest whose library
-// is "torch:" and the problem file's absolute path (it is no cubin, and like a library kernel it is
-// run by the worker, here by its torch helper): TorchGoldenLibrary makes that id, TorchGoldenFileOf
-// reads it back (false for any other library id or "").
-std::string TorchGoldenLibrary(const std::string& file);
-bool TorchGoldenFileOf(const std::string& library, std::string* file);
-
 // Everything a PyTorch golden needs before a run starts (the helper found, torch imported), so
 // that a run without them stops at once. False with "the golden of OP is a PyTorch problem
 // (golden.py), which needs ...: why".

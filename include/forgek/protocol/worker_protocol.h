@@ -130,15 +130,6 @@ struct EvaluateCommand {
 enum class ReplyStatus { ok, launch_error, crash, unsupported, error };
 const char* ReplyStatusName(ReplyStatus s);
 
-// What a PyTorch golden cost the worker, summed over the seeds it ran: the wall time of each
-// (inputs to the host, the helper's exchange, outputs back), the device copies in it and the
-// helper's own compute time; pipes and framing are the rest. seeds == 0 for a kernel golden.
-struct GoldenTiming {
-  int seeds = 0;
-  double total_ms = 0, copy_ms = 0, compute_ms = 0;
-  std::string device;  // where torch computed: "cpu" or "cuda"
-};
-
 struct EvaluateReply {
   ReplyStatus status = ReplyStatus::ok;
   std::string error;        // what went wrong, for every status but ok
