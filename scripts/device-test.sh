@@ -185,7 +185,7 @@ done
 echo "== device test $(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 printf '%s\n' "${rows[@]}"
 echo "== measurements"
-grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
+grep -h '^\[ \(peaks\|copy\|eval\|planted\|golden\|torch\|seed\|zeros\) ' "$out"/*.log 2>/dev/null | tail -40
 for f in "$out"/learn-gemm.log "$out"/learn-softmax.log "$out"/eval-softmax-seed-cached.log "$out"/llm-softmax-scripted.log "$out"/cross-run-learning.log "$out"/batch-1gpu.log "$out"/batch-all-gpus.log; do
   [[ -f $f ]] && { echo "-- $(basename "$f")"; tail -c 1500 "$f"; echo; }
 done

@@ -23,9 +23,17 @@
 
 Protocol: every message, both ways, is one header line of UTF-8 JSON ending in "\n", then the raw
 bytes of its tensors in header order, each `nbytes` long, little-endian, C-contiguous.
-  request  {"op": "echo" | "run", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...], "sizes": {...}}
+  request  {"op": "echo" | "run" | "time", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...], "sizes": {...}}
   reply    {"ok": true, "tensors": [...], "device": "cpu", "compute_s": 0.01}
            or  {"ok": false, "error": "..."} (no bytes follow)
+`time` is the yardstick (docs/importing.md, "PyTorch as the yardstick"): the problem as its users
+run it, in its own dtypes on the helper's device (the inputs as sent, not widened), called eagerly
+and under torch.compile, interleaved (eager, compile, then compile, eager, ...). On CUDA a buffer of
+max(256 MiB, 2 x L2) is written before every call (cold L2) and one event pair brackets the call;
+on a CPU the wall clock does. Request members: "reps" (samples per mode, default 50) and
+"budget_s" (stop sampling after this much time, at least 5 samples; default 20). It returns no
+tensors and {"timing": {"eager": {"us": [...]}, "compile": {"us": [...]} or {"error": "..."}},
+"torch": VERSION}: raw samples in microseconds, which the worker summarises as it does its own.
 `run` gives the named inputs (and parameters) to the problem's Model (or a definition's run), computes in float64 and
 returns every floating output as f32 (the golden's contract, docs/operator-format.md) and integer
 outputs in their own dtype. A request's optional `sizes` are the size constants of that request (a
@@ -594,6 +602,99 @@ class Golden:
         return result
 
 
+class Yardstick:
+    """The problem in its own dtypes, as PyTorch users call it: a KernelBench Model built by
+    get_init_inputs() with the worker's parameters loaded, or a definition's run(...)."""
+
+    def __init__(self, torch, path, sizes, device):
+        self.torch, self.device = torch, device
+        path = os.path.abspath(path)
+        if is_definition(path):
+            self.defn, self.scalars = load_definition(path)
+            definition_tensors(self.defn, self.scalars)
+            self.model, self.fn = None, reference_run(self.defn)
+        else:
+            module = load_problem(path, sizes)
+            torch.manual_seed(0)
+            self.model = module.Model(*module.get_init_inputs()).eval().to(device)
+            self.names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
+            self.state = {k.replace(".", "_"): k for k in self.model.state_dict()}
+            self.fn = self.model
+
+    def arguments(self, tensors):
+        """The call's arguments on the device; a Model gets the worker's parameters loaded."""
+        tensors = {n: t.to(self.device) for n, t in tensors.items()}
+        if self.model is None:
+            args = []
+            for name, spec in self.defn["inputs"].items():
+                if spec.get("shape") is None:
+                    args.append(self.scalars[name])
+                elif name not in tensors:
+                    raise ValueError("missing input tensor %s" % name)
+                else:
+                    args.append(tensors[name])
+            return args
+        state = {self.state[n]: t for n, t in tensors.items() if n in self.state}
+        missing = sorted(set(self.state) - set(tensors))
+        if missing:
+            raise ValueError("missing parameter tensors: %s" % ", ".join(missing))
+        self.model.load_state_dict(state)
+        return [tensors[n] for n in self.names if n in tensors and n not in self.state]
+
+
+def compiled_or_why(torch, fn):
+    """torch.compile(fn), or the reason there is none (an old torch, a compile that fails)."""
+    if not hasattr(torch, "compile"):
+        return None, "torch %s has no torch.compile" % torch.__version__
+    try:
+        return torch.compile(fn), ""
+    except Exception as e:
+        return None, "torch.compile: %s: %s" % (type(e).__name__, e)
+
+
+def time_modes(torch, modes, args, device, reps, budget_s):
+    """Samples in microseconds per mode ({name: {"us": [...]}} or {"error": ...} for a mode that
+    failed), interleaved so that clock drift falls on every mode alike."""
+    out, live = {}, {}
+    with torch.no_grad():
+        for name, fn in modes.items():
+            if fn is None:
+                continue
+            try:  # warm-up: torch.compile compiles here, and every lazy init happens
+                for _ in range(2):
+                    fn(*args)
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                live[name] = fn
+                out[name] = {"us": []}
+            except Exception as e:
+                out[name] = {"error": "%s: %s" % (type(e).__name__, e)}
+        flush = None
+        if device == "cuda":
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+            flush = torch.empty(max(256 << 20, 2 * l2) // 4, dtype=torch.int32, device="cuda")
+            start_ev, end_ev = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        order = list(live)
+        began = time.perf_counter()
+        for r in range(max(int(reps), 1)):
+            if r >= 5 and time.perf_counter() - began > budget_s:
+                break
+            for name in (order if r % 2 == 0 else order[::-1]):
+                if flush is not None:
+                    flush.fill_(r)
+                    start_ev.record()
+                    live[name](*args)
+                    end_ev.record()
+                    end_ev.synchronize()
+                    out[name]["us"].append(start_ev.elapsed_time(end_ev) * 1000.0)
+                else:
+                    t0 = time.perf_counter()
+                    live[name](*args)
+                    out[name]["us"].append((time.perf_counter() - t0) * 1e6)
+    return out
+
+
 def compute_device(torch):
     """Where `run` computes in float64: FORGEK_TORCH_DEVICE (cpu, cuda), else CUDA when torch has it."""
     want = os.environ.get("FORGEK_TORCH_DEVICE", "auto")
@@ -612,6 +713,9 @@ class Goldens:
 
     def __init__(self, torch, path, sizes, device):
         self.torch, self.path, self.sizes, self.device = torch, path, sizes, device
+        self.key, self.golden = None, None
+
+    def drop(self):
         self.key, self.golden = None, None
 
     def get(self, sizes):
@@ -634,6 +738,7 @@ def serve(path, sizes, stdin, stdout):
     torch = import_torch()
     device = compute_device(torch)
     goldens = Goldens(torch, path, sizes, device) if path else None
+    yardstick = None
     while True:
         header, blobs = read_message(stdin)
         if header is None:
@@ -649,11 +754,35 @@ def serve(path, sizes, stdin, stdout):
                 sizes_asked = header.get("sizes") or {}
                 if not isinstance(sizes_asked, dict):
                     raise ValueError("sizes must be an object of NAME: integer")
+                yardstick = None  # one model on the device at a time
                 outs = goldens.get(sizes_asked).run(tensors)
                 if device == "cuda":
                     torch.cuda.synchronize()
+            elif header.get("op") == "time":
+                if not path:
+                    raise ValueError("time needs a problem file: serve FILE.py (or a definition FILE.json)")
+                sizes_asked = dict(sizes, **{k: int(v) for k, v in (header.get("sizes") or {}).items()})
+                goldens.drop()  # the float64 Model makes room for the native one
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+                if yardstick is None or yardstick[0] != sizes_asked:
+                    yardstick = None
+                    yardstick = (sizes_asked, Yardstick(torch, path, sizes_asked, device))
+                ys = yardstick[1]
+                args = ys.arguments(tensors)
+                compiled, why = compiled_or_why(torch, ys.fn)
+                timing = time_modes(torch, {"eager": ys.fn, "compile": compiled}, args, device,
+                                    header.get("reps", 50), float(header.get("budget_s", 20)))
+                if compiled is None:
+                    timing["compile"] = {"error": why}
+                args = None
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+                write_message(stdout, {"ok": True, "tensors": [], "device": device, "torch": torch.__version__,
+                                       "timing": timing, "compute_s": time.perf_counter() - start})
+                continue
             else:
-                raise ValueError("unknown op %r (echo, run)" % header.get("op"))
+                raise ValueError("unknown op %r (echo, run, time)" % header.get("op"))
             metas, datas = zip(*[from_tensor(torch, n, t) for n, t in outs]) if outs else ((), ())
             outs = None
             if device == "cuda":

@@ -367,6 +367,48 @@ class ProtocolTest(unittest.TestCase):
         bad = exchange(request("run", [("x", torch.rand(2, 2))], sizes=[1, 2]), path)
         self.assertIn("sizes must be an object", bad[0][0]["error"])
 
+    def test_time_samples_eager_and_compile_then_run_still_computes_the_golden(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}
+        x = torch.rand(8, 32)
+        w, b = torch.rand(16, 32) - 0.5, torch.rand(16) - 0.5
+        tensors = [("x", x), ("linear_weight", w), ("linear_bias", b)]
+        raw = request("time", tensors, sizes=sizes, reps=7, budget_s=30) + request("run", tensors, sizes=sizes)
+        (timed, none), (ran, outs) = exchange(raw, path)
+        self.assertTrue(timed["ok"], timed)
+        self.assertEqual(none, [])
+        self.assertEqual(timed["torch"], torch.__version__)
+        eager = timed["timing"]["eager"]["us"]
+        self.assertEqual(len(eager), 7)
+        self.assertTrue(all(t > 0 for t in eager), eager)
+        compiled = timed["timing"]["compile"]
+        if hasattr(torch, "compile"):  # torch 2: sampled as often as eager, or the compile's failure
+            self.assertTrue(len(compiled.get("us", [])) == 7 or "error" in compiled, compiled)
+        else:
+            self.assertEqual(compiled, {"error": "torch %s has no torch.compile" % torch.__version__})
+        # The golden after the yardstick: the float64 Model is built again, not the native one reused.
+        self.assertTrue(ran["ok"], ran)
+        want = torch.relu(((x.double() @ w.double().T + b.double()) - 2.0) * 1.5).float()
+        self.assertTrue(torch.equal(outs[0], want))
+
+    def test_time_stops_at_its_budget_with_five_samples_at_least(self):
+        path = os.path.join(FLASHINFER, "fused_add_rmsnorm_h4096.json")
+        hs, res = (torch.randn(2, 4096).bfloat16() for _ in range(2))
+        w = torch.randn(4096).bfloat16()
+        (header, _), = exchange(request("time", [("hidden_states", hs), ("residual", res), ("weight", w)],
+                                        reps=100000, budget_s=0), path)
+        self.assertTrue(header["ok"], header)
+        self.assertEqual(len(header["timing"]["eager"]["us"]), 5)
+
+    def test_time_without_a_parameter_or_a_problem_is_an_error(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}
+        (header, _), = exchange(request("time", [("x", torch.rand(8, 32))], sizes=sizes), path)
+        self.assertFalse(header["ok"])
+        self.assertIn("linear_bias, linear_weight", header["error"])
+        (header, _), = exchange(request("time", []))
+        self.assertIn("time needs a problem file", header["error"])
+
     def test_compute_device(self):
         os.environ["FORGEK_TORCH_DEVICE"] = "tpu"
         try:

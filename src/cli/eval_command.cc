@@ -23,6 +23,7 @@
 #include "forgek/core/torch_helper.h"
 #include "forgek/eval/worker_client.h"
 #include "forgek/protocol/worker_protocol.h"
+#include "forgek/report/torch_yardstick.h"
 
 namespace forgek::cli {
 namespace {
@@ -36,6 +37,7 @@ struct EvalArgs {
   int seeds = 2;
   double deadline_s = 10;
   bool no_time = false;
+  bool torch = false;  // PyTorch eager and torch.compile beside the kernel
 };
 
 Candidate LoadKernelFile(const std::string& path) {
@@ -120,6 +122,7 @@ nlohmann::json ResultJson(const EvalResult& r, double compile_s) {
                           {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}, {"datasheet_sol_us", c.datasheet_sol_us},
                           {"datasheet_sol_pct", c.datasheet_sol_pct}};
     if (c.golden.seeds > 0) row["golden_timing"] = ToJson(c.golden);  // a PyTorch golden's cost
+    if (c.torch.asked()) row["torch"] = TorchYardstickJson(c.torch, c.candidate.median_us);
     configs.push_back(std::move(row));
   }
   return {{"outcome", OutcomeName(r.outcome)}, {"detail", r.detail}, {"configs", configs},
@@ -152,6 +155,8 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
                        c.config, c.golden.device, c.golden.total_ms / n, c.golden.copy_ms / n,
                        c.golden.compute_ms / n, c.golden.seeds);
   }
+  for (const ConfigResult& c : r.configs)
+    if (c.torch.asked()) out += fmt::format("torch {}: {}\n", c.config, TorchYardstickText(c.torch, c.candidate.median_us));
   out += fmt::format("outcome: {}: {}\n", OutcomeName(r.outcome), r.detail);
   return out;
 }
@@ -161,6 +166,10 @@ void RunEval(Context& ctx, const EvalArgs& a) {
   OperatorSpec op = LoadOperatorOption(ctx, "--op", a.op);
   CheckConfigNames(op, a.configs);
   CheckTorchGolden(op);
+  if (a.torch && !IsTorchGolden(op.golden))
+    throw UsageError("--torch: the golden of " + op.name + " is a CUDA kernel (" + op.golden +
+                     "); PyTorch is timed for an operator whose golden is a PyTorch problem (docs/importing.md)");
+  if (a.torch && a.no_time) throw UsageError("--torch times PyTorch beside the kernel: drop --no-time");
   Candidate cand = LoadKernelFile(a.kernel);
   Diagnostics diags;
   if (!ValidateCandidate(cand, op, &diags)) throw Failure(FormatDiagnostics(diags));
@@ -219,6 +228,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     req.seeds = a.seeds;
     req.time = !a.no_time;
     req.deadline_s = a.deadline_s;
+    req.torch_yardstick = a.torch;
     result = evaluator.Evaluate(req);
   }
   if (ctx.json) {
@@ -255,6 +265,9 @@ void set_eval_command(CLI::App& app, Context& ctx) {
       ->check(FinitePositive())
       ->capture_default_str();
   cmd->add_flag("--no-time", a->no_time, "Check correctness only");
+  cmd->add_flag("--torch", a->torch,
+                "Time PyTorch beside the kernel on each config: the problem eagerly and under torch.compile, "
+                "cold L2, median (an operator whose golden is a PyTorch problem; docs/importing.md)");
   cmd->callback([&ctx, a] { RunEval(ctx, *a); });
 }
 

@@ -359,6 +359,41 @@ bool TorchServer::Run(const std::map<std::string, int64_t>& sizes, const std::ve
   return true;
 }
 
+bool TorchServer::Time(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs,
+                       int reps, double budget_s, TorchTimeReply* out, std::string* err) {
+  json header = {{"op", "time"}, {"reps", reps}, {"budget_s", budget_s}};
+  if (!sizes.empty()) header["sizes"] = sizes;
+  json h;
+  std::vector<TorchTensor> none;
+  if (!Send(header, inputs, &none, &h, err)) return false;
+  TorchTimeReply r;
+  auto text = [&h](const char* key) {
+    auto it = h.find(key);
+    return it != h.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  r.device = text("device");
+  r.torch_version = text("torch");
+  auto timing = h.find("timing");
+  if (timing == h.end() || !timing->is_object()) return *err = "the torch helper's `time` reply has no timing", false;
+  for (const auto& [mode, v] : timing->items()) {
+    if (!v.is_object()) return *err = "timing." + mode + " is not an object", false;
+    if (auto e = v.find("error"); e != v.end() && e->is_string()) {
+      r.errors[mode] = e->get<std::string>();
+      continue;
+    }
+    auto us = v.find("us");
+    if (us == v.end() || !us->is_array()) return *err = "timing." + mode + " has neither us nor error", false;
+    std::vector<double>& samples = r.us[mode];
+    for (const json& x : *us) {
+      if (!x.is_number() || !(x.get<double>() >= 0))
+        return *err = "timing." + mode + ".us holds " + x.dump() + ", not a time", false;
+      samples.push_back(x.get<double>());
+    }
+  }
+  *out = std::move(r);
+  return true;
+}
+
 bool TorchServer::Send(const json& header, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
                        json* reply_header, std::string* err) {
   if (pid_ <= 0) return *err = "the torch helper is not running", false;

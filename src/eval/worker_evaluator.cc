@@ -182,6 +182,7 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
   for (const ConfigSpec* config : configs) {
     EvaluateCommand cmd;
     cmd.time = timed;
+    cmd.torch_yardstick = timed && req.torch_yardstick && !req.golden.torch_file.empty();
     cmd.policy = opts_.policy;
     cmd.seeds = FreshSeeds(req.seeds);
     if (!MakeWireConfig(op, *config, &cmd.config, &err)) return finish(Outcome::launch_error, err);
@@ -215,6 +216,7 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     cr.config = config->name;
     cr.correctness = reply.correctness;
     cr.golden = reply.golden;
+    cr.torch = reply.torch;
     if (reply.golden.seeds > 0)
       spdlog::info("{}: the PyTorch golden ({}) took {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch)",
                    where, reply.golden.device, reply.golden.total_ms / reply.golden.seeds,

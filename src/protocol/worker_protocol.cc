@@ -206,6 +206,7 @@ FORGEK_WIRE_TYPE(StopRule, (), warmup, min_samples, max_samples, min_time_s, max
 FORGEK_WIRE_TYPE(TimingStats, ("median_us"), median_us, mean_us, min_us, p10_us, p90_us, rel_noise, samples,
                  sm_clock_mhz)
 FORGEK_WIRE_TYPE(GoldenTiming, ("seeds"), seeds, total_ms, copy_ms, compute_ms, device)
+FORGEK_WIRE_TYPE(TorchYardstick, (), eager, compiled, eager_error, compile_error, device, torch_version)
 FORGEK_WIRE_TYPE(CorrectnessReport, ("ok"), ok, rel_l2, max_abs, bad_elements, detail)
 FORGEK_WIRE_TYPE(KernelLaunchRecord, ("name", "grid", "block"), name, grid, block, cluster, registers_per_thread,
                  static_smem_bytes, dynamic_smem_bytes, local_memory_per_thread, duration_us)
@@ -267,9 +268,10 @@ static void to_json(json& j, const EvaluateCommand& c) {
   j = {{"config", c.config}, {"golden", c.golden}, {"candidate", c.candidate},
        {"seeds", c.seeds},   {"time", c.time},     {"policy", c.policy}};
   if (!c.incumbent.empty()) j["incumbent"] = c.incumbent;  // none: correctness only
+  if (c.torch_yardstick) j["torch_yardstick"] = true;
 }
 FORGEK_WIRE_FROM(EvaluateCommand, ("config", "golden", "candidate", "seeds"), config, golden, candidate, incumbent,
-                 seeds, time, policy)
+                 seeds, time, policy, torch_yardstick)
 
 // Timings travel only when there are some; error strings only when set.
 static void to_json(json& j, const EvaluateReply& v) {
@@ -282,6 +284,7 @@ static void to_json(json& j, const EvaluateReply& v) {
   if (v.timed) j["candidate_timing"] = v.candidate;
   if (v.timed && v.incumbent.samples > 0) j["incumbent_timing"] = v.incumbent;
   if (v.golden.seeds > 0) j["golden_timing"] = v.golden;
+  if (v.torch.asked()) j["torch_yardstick"] = v.torch;
 }
 static void from_json(const json& j, EvaluateReply& v) {
   Require(j, {"status"});
@@ -298,6 +301,7 @@ static void from_json(const json& j, EvaluateReply& v) {
   ReadMember(j, "input_copies", &v.input_copies);
   ReadMember(j, "launches_per_sample", &v.launches_per_sample);
   ReadMember(j, "golden_timing", &v.golden);
+  ReadMember(j, "torch_yardstick", &v.torch);
 }
 
 FORGEK_WIRE_TYPE(ProfileCommand, ("config", "kernel"), config, kernel, metrics, seed, warmup, samples)
@@ -400,6 +404,7 @@ json ToJson(const TimingPolicy& v) { return v; }
 json ToJson(const EvaluateCommand& v) { return v; }
 json ToJson(const EvaluateReply& v) { return v; }
 json ToJson(const GoldenTiming& v) { return v; }
+json ToJson(const TorchYardstick& v) { return v; }
 json ToJson(const TimingStats& v) { return v; }
 json ToJson(const CorrectnessReport& v) { return v; }
 json ToJson(const KernelLaunchRecord& v) { return v; }

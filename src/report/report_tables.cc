@@ -1,6 +1,8 @@
 // The columns of each table of the report, as text cells (report_tables.h).
 #include "report_tables.h"
 
+#include <algorithm>
+
 #include "report_text.h"
 
 namespace forgek::report_tables {
@@ -25,10 +27,24 @@ Table Scoreboard(const std::vector<ConfigRow>& rows) {
   // from the datasheet's.
   Table t{"scoreboard", "Scoreboard", "", {"operator", "config", "expert us", "sealed us", "vs expert",
           "SOL % calibrated", "SOL % datasheet", "floor us", "kernel(s)", "mechanisms", "note"}, "llrrrrrrlll", {}};
-  for (const ConfigRow& r : rows)
-    t.rows.push_back({r.op, r.config, Num(r.expert_us, "%.2f"), Num(r.sealed_us, "%.2f"), Num(r.speedup, "%.3fx"),
-                      Num(r.sol_pct, "%.1f"), Num(r.datasheet_sol_pct, "%.1f"), Num(r.floor_us, "%.2f"),
-                      r.kernel.empty() ? "-" : r.kernel, r.mechanisms.empty() ? "-" : Join(r.mechanisms), r.note});
+  // PyTorch beside the seal where a run timed it (an operator whose golden is a PyTorch problem).
+  const bool torch = std::any_of(rows.begin(), rows.end(), [](const ConfigRow& r) { return r.torch.has_value(); });
+  if (torch) {
+    t.headers.insert(t.headers.begin() + 5, {"torch eager us", "torch.compile us", "vs eager", "vs compile"});
+    t.align.insert(5, "rrrr");
+  }
+  for (const ConfigRow& r : rows) {
+    std::vector<std::string> row = {r.op, r.config, Num(r.expert_us, "%.2f"), Num(r.sealed_us, "%.2f"),
+                                    Num(r.speedup, "%.3fx"), Num(r.sol_pct, "%.1f"), Num(r.datasheet_sol_pct, "%.1f"),
+                                    Num(r.floor_us, "%.2f"), r.kernel.empty() ? "-" : r.kernel,
+                                    r.mechanisms.empty() ? "-" : Join(r.mechanisms), r.note};
+    if (torch) {
+      const TorchConfig c = r.torch ? r.torch->numbers : TorchConfig{};
+      row.insert(row.begin() + 5, {TimeCell(c.eager_us, c.eager_noise), TimeCell(c.compile_us, c.compile_noise),
+                                   Num(c.speedup_vs_eager, "%.3fx"), Num(c.speedup_vs_compile, "%.3fx")});
+    }
+    t.rows.push_back(std::move(row));
+  }
   return t;
 }
 

@@ -26,7 +26,7 @@ std::string ScoreboardMarkdown(const std::vector<ConfigRow>& rows, const std::st
 std::string ScoreboardJson(const std::vector<ConfigRow>& rows, const std::string& title) {
   nlohmann::json list = nlohmann::json::array();
   auto num = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  for (const ConfigRow& r : rows)
+  for (const ConfigRow& r : rows) {
     list.push_back({{"operator", r.op},
                     {"config", r.config},
                     {"expert_us", num(r.expert_us)},
@@ -39,6 +39,14 @@ std::string ScoreboardJson(const std::vector<ConfigRow>& rows, const std::string
                     {"mechanisms", r.mechanisms},
                     {"seal", r.seal.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.seal)},
                     {"note", r.note}});
+    if (r.torch) {
+      const TorchConfig& c = r.torch->numbers;
+      list.back()["torch"] = {{"kernel_us", num(c.seal_us)},          {"eager_us", num(c.eager_us)},
+                              {"eager_noise", c.eager_noise},         {"compile_us", num(c.compile_us)},
+                              {"compile_noise", c.compile_noise},     {"speedup_vs_eager", num(c.speedup_vs_eager)},
+                              {"speedup_vs_compile", num(c.speedup_vs_compile)}, {"note", c.note}};
+    }
+  }
   // Text from operator files and run summaries may not be UTF-8: replaced, never a throw.
   return nlohmann::json{{"title", title}, {"rows", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -134,6 +134,11 @@ bool RunState::Finish(std::string* err) {
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
   if (!opts_.compile_only && have_best_) AddStage("confirmation and seal", SecondsSince(seal_start));
+  if (!opts_.compile_only && summary_->stop_reason != StopReason::interrupted && !golden_.torch_file.empty()) {
+    const auto torch_start = std::chrono::steady_clock::now();
+    MeasureTorchYardstick();
+    AddStage("PyTorch yardstick", SecondsSince(torch_start));
+  }
   summary_->wall_s = SecondsRun();
   summary_->candidates_per_minute = summary_->wall_s > 0 ? summary_->attempts / (summary_->wall_s / 60.0) : 0;
   // A run that failed keeps what it found (a seal included) and is recorded failed with its reason.

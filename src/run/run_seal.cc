@@ -67,6 +67,7 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   origin.mechanisms = winner.proposal.candidate.manifest.mechanisms;
   origin.rationale = winner.proposal.rationale;
   if (!WriteSeal(winner, confirmation, verdict, std::move(origin), err)) return false;
+  for (const std::string& c : ConfigNames()) sealed_kernels_[c] = winner.kernel;
   *sealed = true;
   return true;
 }
@@ -175,6 +176,46 @@ bool RunState::CheckOutsideSuite(const std::vector<std::pair<std::string, const 
     }
   }
   return true;
+}
+
+void RunState::MeasureTorchYardstick() {
+  if (golden_.torch_file.empty() || !services_.evaluator) return;
+  const bool sealed = !summary_->seal_id.empty() && !sealed_kernels_.empty();
+  const KernelUnderTest none;  // the kernel alone is timed: no incumbent
+  EvalRequest req;
+  req.op = &op_;
+  req.golden = golden_;
+  req.seeds = 1;
+  req.deadline_s = opts_.deadline_s;
+  req.torch_yardstick = true;
+  EvalResult r = EvaluateByConfig(
+      services_.evaluator, req,
+      [&](const std::string& c) {
+        auto it = sealed_kernels_.find(c);
+        return sealed && it != sealed_kernels_.end() ? &it->second : &incumbent_.For(c);
+      },
+      [&](const std::string&) { return &none; });
+  const std::string kernel = sealed ? "seal" : "incumbent";
+  if (r.configs.empty()) {
+    summary_->degraded.push_back({"yardstick", std::string("no config measured (") + OutcomeName(r.outcome) +
+                                                           (r.detail.empty() ? "" : ": " + r.detail) + ")"});
+    return;
+  }
+  for (const ConfigResult& c : r.configs) {
+    auto it = std::find_if(summary_->configs.begin(), summary_->configs.end(),
+                           [&](const ConfigComparison& cc) { return cc.config == c.config; });
+    if (it == summary_->configs.end()) {
+      summary_->configs.push_back(ConfigComparison{});
+      it = summary_->configs.end() - 1;
+      it->config = c.config;
+    }
+    it->torch = c.torch;
+    it->torch_kernel = kernel;
+    it->torch_kernel_us = c.candidate.median_us;
+    if (!c.torch.asked())
+      it->torch.eager_error = it->torch.compile_error =
+          std::string("not measured: ") + OutcomeName(r.outcome) + (r.detail.empty() ? "" : ": " + r.detail);
+  }
 }
 
 bool RunState::SealingAllowed() {

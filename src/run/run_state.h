@@ -94,6 +94,10 @@ class RunState {
   void AnalyzeBest(std::map<std::string, double>* metrics);
   void SummarizeLearned();
   bool SealBest(std::string* err);
+  // An operator whose golden is a PyTorch problem: the kernel serving each config after the run
+  // (the new seal's, else the incumbent's) timed with PyTorch eager and torch.compile beside it
+  // (the yardstick people quote); into the summary's configs. A failure is said there, not fatal.
+  void MeasureTorchYardstick();
   // False (with the reason in the summary) when this run may not seal: --no-seal, --config.
   bool SealingAllowed();
   // When no single kernel sealed: assembles the dispatch of the candidates measured (per config the
@@ -208,6 +212,7 @@ class RunState {
   // Every correct, timed candidate that is the fastest measured on some config (or the fallback):
   // the members a dispatch can be assembled from.
   std::vector<Best> measured_;
+  std::map<std::string, KernelUnderTest> sealed_kernels_;  // per config, what this run's seal runs
   std::vector<Best> winners_;  // the best `faster` candidates, best first, at most opts_.confirm
 };
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/report/torch_yardstick.h"
 #include "forgek/run/run.h"
 
 namespace forgek {
@@ -60,6 +61,16 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
                     c.incumbent_us, c.best_us, c.expert_us, c.speedup, c.speedup_vs_expert, c.incumbent_sol_pct,
                     c.best_sol_pct, c.best_datasheet_sol_pct, c.floor_us, c.verdict.c_str());
   }
+  const bool torch = std::any_of(s.configs.begin(), s.configs.end(),
+                                 [](const ConfigComparison& c) { return c.torch.asked(); });
+  if (torch) {
+    // Speedups are torch's time over the kernel's, both from one evaluation: above 1 forgek is faster.
+    out += "PyTorch beside the kernel that serves each config (cold L2, median; not the sealing rule):\n";
+    for (const ConfigComparison& c : s.configs)
+      if (c.torch.asked())
+        out += Printf("  %-20s %s %.2f us; ", c.config.c_str(), c.torch_kernel.c_str(), c.torch_kernel_us) +
+               TorchYardstickText(c.torch, c.torch_kernel_us) + "\n";
+  }
   if (!s.dispatch.empty()) {
     out += "dispatch (the kernel serving each config):\n";
     for (const DispatchRow& d : s.dispatch)
@@ -104,7 +115,7 @@ std::string RunSummaryText(const RunSummary& s, bool all_decisions) {
 
 std::string RunSummaryJson(const RunSummary& s) {
   nlohmann::json configs = nlohmann::json::array();
-  for (const ConfigComparison& c : s.configs)
+  for (const ConfigComparison& c : s.configs) {
     configs.push_back({{"config", c.config},
                        {"incumbent_us", c.incumbent_us},
                        {"best_us", c.best_us},
@@ -117,6 +128,13 @@ std::string RunSummaryJson(const RunSummary& s) {
                        {"best_datasheet_sol_pct", c.best_datasheet_sol_pct},
                        {"floor_us", c.floor_us},
                        {"verdict", c.verdict}});
+    if (c.torch.asked()) {
+      nlohmann::json torch = TorchYardstickJson(c.torch, c.torch_kernel_us);
+      torch["kernel"] = c.torch_kernel;
+      torch["kernel_us"] = c.torch_kernel_us;
+      configs.back()["torch"] = std::move(torch);
+    }
+  }
   nlohmann::json lineage = nlohmann::json::array();
   for (const LineageStep& l : s.lineage)
     lineage.push_back({{"iteration", l.iteration},

@@ -254,6 +254,11 @@ EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const Progre
     }
   }
   if (!cmd.time) return reply;
+  if (torch_golden && cmd.torch_yardstick) {
+    // torch.compile compiles here on its first call at this config: seconds to minutes.
+    progress("PyTorch eager and torch.compile on " + config.name, kTorchGoldenBudgetS);
+    MeasureTorchYardstick(gpu, &buffers, config, cmd.golden.torch_file, torch, &reply.torch);
+  }
 
   // The golden's outputs of the last seed are the truth for the audit: copies duplicate copy 0.
   // Generous bound for the watchdog: warm-up, graph capture and the loop's own max time.

@@ -62,16 +62,26 @@ bool TorchGolden::Compute(const std::string& file, const std::map<std::string, i
                           std::vector<TorchTensor>* outputs, TorchRunInfo* info, std::string* err) {
   if (!Ensure(file, err)) return false;
   std::string why;
-  if (!server_.Run(sizes, inputs, outputs, info, &why)) {
-    // A broken pipe or a helper that ended (no torch, killed): the next request starts a fresh one.
-    int code = -1;
-    if (why.find("ended before") != std::string::npos || why.find("writing to") != std::string::npos ||
-        why.find("PyTorch is not installed") != std::string::npos)
-      code = server_.Stop();
-    *err = "the PyTorch golden " + file + ": " + why + (code >= 0 ? fmt::format(" (the helper exited {})", code) : "");
-    return false;
-  }
+  if (!server_.Run(sizes, inputs, outputs, info, &why)) return *err = Failure(file, why), false;
   return MatchTruths(*outputs, truths, err);
+}
+
+bool TorchGolden::Time(const std::string& file, const std::map<std::string, int64_t>& sizes,
+                       const std::vector<TorchTensor>& inputs, int reps, double budget_s, TorchTimeReply* out,
+                       std::string* err) {
+  if (!Ensure(file, err)) return false;
+  std::string why;
+  if (!server_.Time(sizes, inputs, reps, budget_s, out, &why)) return *err = Failure(file, why), false;
+  return true;
+}
+
+std::string TorchGolden::Failure(const std::string& file, const std::string& why) {
+  // A broken pipe or a helper that ended (no torch, killed): the next request starts a fresh one.
+  int code = -1;
+  if (why.find("ended before") != std::string::npos || why.find("writing to") != std::string::npos ||
+      why.find("PyTorch is not installed") != std::string::npos)
+    code = server_.Stop();
+  return "the PyTorch golden " + file + ": " + why + (code >= 0 ? fmt::format(" (the helper exited {})", code) : "");
 }
 
 }  // namespace forgek::worker

@@ -31,9 +31,15 @@ class TorchGolden {
   bool Compute(const std::string& file, const std::map<std::string, int64_t>& sizes,
                const std::vector<TorchTensor>& inputs, const std::vector<TruthSpec>& truths,
                std::vector<TorchTensor>* outputs, TorchRunInfo* info, std::string* err);
+  // The yardstick: the problem in its own dtypes on `inputs`, timed eagerly and under torch.compile
+  // (TorchServer::Time). False with the reason, as Compute.
+  bool Time(const std::string& file, const std::map<std::string, int64_t>& sizes,
+            const std::vector<TorchTensor>& inputs, int reps, double budget_s, TorchTimeReply* out, std::string* err);
 
  private:
   bool Ensure(const std::string& file, std::string* err);
+  // The helper's failure `why` as the caller's error; a helper that ended is stopped.
+  std::string Failure(const std::string& file, const std::string& why);
 
   std::string file_;
   TorchServer server_;

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "forgek/protocol/timing_stats.h"
+
 namespace forgek::worker {
 namespace {
 
@@ -12,23 +14,19 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-}  // namespace
-
-bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
-                       TorchGolden* torch, GoldenTiming* timing, GpuError* err) {
+// Copy 0 of every input on the host, in order; the outputs' truths and buffers. False for an inout
+// or a dtype that does not cross to PyTorch.
+bool GatherInputs(GpuContext* gpu, ConfigBuffers* buffers, std::vector<TorchTensor>* inputs,
+                  std::vector<TruthSpec>* truths, std::vector<TensorBuffers*>* results, GpuError* err) {
   const cuda::Driver& d = gpu->d();
-  const auto start = Clock::now();
-  std::vector<TorchTensor> inputs;
-  std::vector<TruthSpec> truths;
-  std::vector<TensorBuffers*> results;
   for (TensorBuffers& b : buffers->tensors()) {
     if (b.spec.role == TensorRole::inout) {
       err->message = "tensor " + b.spec.name + " is an inout: a PyTorch golden returns its outputs and writes no input";
       return false;
     }
     if (b.spec.role == TensorRole::output) {
-      truths.push_back({b.spec.name, b.truth_dtype(), b.spec.shape});
-      results.push_back(&b);
+      truths->push_back({b.spec.name, b.truth_dtype(), b.spec.shape});
+      results->push_back(&b);
       continue;
     }
     TorchTensor t;
@@ -44,9 +42,21 @@ bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig
         !Ck(d.cuMemcpyDtoHAsync(t.bytes.data(), b.copies[0].ptr(), t.bytes.size(), gpu->stream()),
             "copy " + t.name + " to the host", err))
       return false;
-    inputs.push_back(std::move(t));
+    inputs->push_back(std::move(t));
   }
-  if (!gpu->Sync("copy inputs to the host", err)) return false;
+  return gpu->Sync("copy inputs to the host", err);
+}
+
+}  // namespace
+
+bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
+                       TorchGolden* torch, GoldenTiming* timing, GpuError* err) {
+  const cuda::Driver& d = gpu->d();
+  const auto start = Clock::now();
+  std::vector<TorchTensor> inputs;
+  std::vector<TruthSpec> truths;
+  std::vector<TensorBuffers*> results;
+  if (!GatherInputs(gpu, buffers, &inputs, &truths, &results, err)) return false;
   double copy_ms = MsSince(start);
 
   std::vector<TorchTensor> outputs;
@@ -76,6 +86,33 @@ bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig
   timing->compute_ms += info.compute_s * 1000.0;
   timing->device = info.device;
   return true;
+}
+
+void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
+                           TorchGolden* torch, TorchYardstick* out) {
+  std::vector<TorchTensor> inputs;
+  std::vector<TruthSpec> truths;
+  std::vector<TensorBuffers*> results;
+  GpuError err;
+  if (!GatherInputs(gpu, buffers, &inputs, &truths, &results, &err)) {
+    out->eager_error = out->compile_error = err.message;
+    return;
+  }
+  TorchTimeReply reply;
+  std::string why;
+  if (!torch->Time(file, config.values, inputs, kTorchYardstickReps, kTorchYardstickBudgetS, &reply, &why)) {
+    out->eager_error = out->compile_error = why;
+    return;
+  }
+  out->device = reply.device;
+  out->torch_version = reply.torch_version;
+  auto fill = [&reply](const std::string& mode, TimingStats* stats, std::string* error) {
+    if (auto e = reply.errors.find(mode); e != reply.errors.end()) *error = e->second;
+    else if (auto us = reply.us.find(mode); us != reply.us.end() && !us->second.empty()) *stats = Summarize(us->second, {});
+    else *error = "the helper timed no " + mode + " call";
+  };
+  fill("eager", &out->eager, &out->eager_error);
+  fill("compile", &out->compiled, &out->compile_error);
 }
 
 }  // namespace forgek::worker

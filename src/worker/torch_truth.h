@@ -9,11 +9,23 @@
 
 namespace forgek::worker {
 
+// The yardstick's sampling: at most this many calls per mode, stopped after this many seconds of
+// sampling (5 calls at least). Each call is bracketed alone, cold L2: a few dozen settle a median.
+inline constexpr int kTorchYardstickReps = 50;
+inline constexpr double kTorchYardstickBudgetS = 20;
+
 // Copies copy 0 of every input to the host, has `torch` compute the outputs of `file` at the
 // config's values and uploads them into the truth buffers (poisoned before, by ResetTruth, and
 // checked after, as a golden kernel's). Adds this seed's cost to `timing`. An operator with an
 // inout tensor, or a dtype PyTorch cannot carry, is refused.
 bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
                        TorchGolden* torch, GoldenTiming* timing, GpuError* err);
+
+// The yardstick of one config: copy 0 of every input (as the golden gets them, in their own
+// dtypes) to the helper, which times the problem eagerly and under torch.compile; the samples
+// summarised as the worker's own (Summarize). A failure is said in `out` (eager_error), never
+// fails the evaluation: the yardstick is beside the verdict, not part of it.
+void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
+                           TorchGolden* torch, TorchYardstick* out);
 
 }  // namespace forgek::worker

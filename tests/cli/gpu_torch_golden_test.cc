@@ -138,7 +138,42 @@ TEST(GpuTorchGolden, AnImportedOperatorRunsFromAnEmptyStore) {
   std::printf("%s", r.out.c_str());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(tmp.file("store.db")));
+  // The run ends with PyTorch beside the kernel serving the config (the seal's or the seed's).
+  EXPECT_NE(r.out.find("PyTorch beside the kernel that serves each config"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("eager "), std::string::npos) << r.out;
   PrintGoldenCost(r.err);
+}
+
+// `eval --torch`: torch eager and torch.compile timed on the GPU beside the imported problem's seed,
+// in the worker's statistics; torch.compile either timed or its reason given.
+TEST(GpuTorchGolden, EvalTimesPyTorchEagerAndCompileBesideTheKernel) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  fs::create_directories(tmp.file("ops"));
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
+  CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
+                                 SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
+                                 SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
+                                 "batch_size=1024,dim=4096", "--name", "softmax_rows"},
+                                env);
+  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  CommandResult r = RunForgek({"--json", "--operators", tmp.file("ops"), "eval", "--op", "softmax_rows", "--kernel",
+                               tmp.file("ops/softmax_rows/seed.cu"), "--torch"},
+                              env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["configs"].size(), 1u) << r.out;
+  const nlohmann::json& c = j["configs"][0];
+  ASSERT_TRUE(c.contains("torch")) << c.dump();
+  const nlohmann::json& t = c["torch"];
+  EXPECT_EQ(t["device"], "cuda") << t.dump();
+  ASSERT_TRUE(t["eager"].contains("median_us")) << t.dump();
+  EXPECT_GT(t["eager"]["median_us"].get<double>(), 0);
+  EXPECT_GE(t["eager"]["samples"].get<int>(), 5);
+  EXPECT_TRUE(t["compile"].contains("median_us") || t["compile"].contains("error")) << t.dump();
+  std::printf("[ torch    ] softmax 1024x4096 f32: seed %.2f us; eager %s; compile %s; torch %s\n",
+              c["candidate"]["median_us"].get<double>(), t["eager"].dump().c_str(), t["compile"].dump().c_str(),
+              t["torch_version"].get<std::string>().c_str());
 }
 
 }  // namespace

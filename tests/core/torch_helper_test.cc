@@ -142,6 +142,34 @@ TEST(TorchHelper, RunIsTheGoldenOfTheModel) {
   EXPECT_EQ(y[3], 0.0f);
 }
 
+// The yardstick: the problem timed in its own dtypes, eager sampled as often as asked, then the
+// golden still computed by the same process; a problem that cannot run is an error, the helper goes on.
+TEST(TorchHelper, TimeSamplesEagerAndSaysWhatOfTorchCompile) {
+  TorchServer server;
+  std::string err;
+  ASSERT_TRUE(server.Start(Paths(), Fixture("level1_19_ReLU.py"), {{"batch_size", 2}, {"dim", 2}}, &err)) << err;
+  const float x[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
+  TorchTensor in{"x", "f32", {2, 2}, std::string(reinterpret_cast<const char*>(x), sizeof x)};
+  TorchTimeReply t;
+  ASSERT_TRUE(server.Time({}, {in}, 6, 60, &t, &err)) << err;
+  EXPECT_EQ(t.device, "cpu");
+  EXPECT_FALSE(t.torch_version.empty());
+  ASSERT_EQ(t.us["eager"].size(), 6u);
+  for (double us : t.us["eager"]) EXPECT_GT(us, 0);
+  // torch.compile sampled as often, or its reason (an old torch has none).
+  EXPECT_TRUE(t.us["compile"].size() == 6u || !t.errors["compile"].empty());
+  std::vector<TorchTensor> got;
+  ASSERT_TRUE(server.Exchange("run", {in}, &got, &err)) << err;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(reinterpret_cast<const float*>(got[0].bytes.data())[1], 2.0f);
+  // forward(x) without x: the mode's failure is its answer, not the request's.
+  ASSERT_TRUE(server.Time({}, {}, 3, 60, &t, &err)) << err;
+  EXPECT_TRUE(t.us["eager"].empty());
+  EXPECT_NE(t.errors["eager"].find("TypeError"), std::string::npos) << t.errors["eager"];
+  std::vector<TorchTensor> again;
+  EXPECT_TRUE(server.Exchange("run", {in}, &again, &err)) << err;
+}
+
 // A definition kept as forgek's golden.json: its axes are the params, its scalar input comes with
 // its value, and the reference's largest output is reported.
 TEST(TorchHelper, DescribesAFlashInferDefinition) {

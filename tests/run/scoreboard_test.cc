@@ -140,5 +140,46 @@ TEST(Scoreboard, ADispatchRowShowsTheMechanismsOfItsOwnKernelAndANoteKeepsTheDis
       << md;
 }
 
+TEST(Scoreboard, PyTorchTimedByARunStandsBesideTheSealAndOnlyThen) {
+  RunSummary imported;
+  imported.seal_id = "cccc";
+  imported.sealed_kernel = "attempt 4 (seed.cu BLOCK=512)";
+  imported.configs = {Config("kernelbench", 30, 20, 30, 60), Config("decode", 5, 4, 5, 20)};
+  imported.configs[0].torch.eager.median_us = 50;
+  imported.configs[0].torch.eager.rel_noise = 0.02;
+  imported.configs[0].torch.eager.samples = 40;
+  imported.configs[0].torch.compiled.median_us = 25;
+  imported.configs[0].torch.compiled.samples = 40;
+  imported.configs[0].torch_kernel = "seal";
+  imported.configs[0].torch_kernel_us = 20;
+  imported.configs[1].torch.eager.median_us = 8;
+  imported.configs[1].torch.eager.samples = 40;
+  imported.configs[1].torch.compile_error = "torch 1.13.1 has no torch.compile";
+  imported.configs[1].torch_kernel = "seal";
+  imported.configs[1].torch_kernel_us = 4;
+  std::vector<ScoreboardRow> rows = BuildScoreboard({Result("softmax_rows", imported)});
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0].torch.has_value());
+  EXPECT_DOUBLE_EQ(rows[0].torch->numbers.eager_us, 50);
+  EXPECT_DOUBLE_EQ(rows[0].torch->numbers.compile_us, 25);
+  EXPECT_DOUBLE_EQ(rows[0].torch->numbers.speedup_vs_eager, 2.5);
+  EXPECT_DOUBLE_EQ(rows[0].torch->numbers.speedup_vs_compile, 1.25);
+  EXPECT_EQ(rows[1].torch->numbers.note, "torch.compile: torch 1.13.1 has no torch.compile");
+  std::string md = ScoreboardMarkdown(rows, "## H200");
+  EXPECT_NE(md.find("| torch eager us | torch.compile us | vs eager | vs compile |"), std::string::npos) << md;
+  EXPECT_NE(md.find("2.500x"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.250x"), std::string::npos) << md;
+  nlohmann::json j = nlohmann::json::parse(ScoreboardJson(rows, "H200"));
+  EXPECT_DOUBLE_EQ(j["rows"][0]["torch"]["eager_us"].get<double>(), 50);
+  EXPECT_TRUE(j["rows"][1]["torch"]["compile_us"].is_null());
+
+  // No run timed PyTorch: no such columns.
+  RunSummary plain;
+  plain.seal_id = "dddd";
+  plain.configs = {Config("4096", 100, 80, 100, 50)};
+  std::string plain_md = ScoreboardMarkdown(BuildScoreboard({Result("rmsnorm", plain)}), "## H200");
+  EXPECT_EQ(plain_md.find("torch eager"), std::string::npos) << plain_md;
+}
+
 }  // namespace
 }  // namespace forgek

@@ -57,10 +57,23 @@ struct GoldenTiming {
   std::string device;  // where torch computed: "cpu" or "cuda"
 };
 
+// PyTorch's own time on a config whose golden is a PyTorch problem: the yardstick people quote
+// (docs/importing.md, "PyTorch as the yardstick"). The problem in its native dtypes on the worker's
+// GPU, called eagerly and under torch.compile, interleaved, cold L2, one event pair per call; the
+// samples summarised as the worker's own. A mode that did not run says why and has no samples.
+struct TorchYardstick {
+  TimingStats eager, compiled;
+  std::string eager_error, compile_error;
+  std::string device, torch_version;  // where it ran ("cuda"), torch.__version__
+  bool measured() const { return eager.samples > 0 || compiled.samples > 0; }
+  bool asked() const { return measured() || !eager_error.empty() || !compile_error.empty(); }
+};
+
 struct ConfigResult {
   std::string config;
   CorrectnessReport correctness;
-  GoldenTiming golden;  // a PyTorch golden's cost on this config (seeds == 0 for a CUDA golden)
+  GoldenTiming golden;   // a PyTorch golden's cost on this config (seeds == 0 for a CUDA golden)
+  TorchYardstick torch;  // asked with EvalRequest::torch_yardstick of a PyTorch golden; else empty
   TimingStats candidate, incumbent;
   double speedup = 0;   // incumbent median / candidate median
   // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the
@@ -90,6 +103,9 @@ struct EvalRequest {
   int seeds = 2;                     // fresh seeds for correctness
   bool time = true;                  // false: correctness only
   double deadline_s = 10;            // per launch, enforced by the supervisor's watchdog
+  // With a PyTorch golden and `time`: PyTorch eager and torch.compile timed on each config too
+  // (ConfigResult::torch). torch.compile compiles once per config and process, seconds to minutes.
+  bool torch_yardstick = false;
 };
 
 // A request to profile one kernel (timing run and counter runs kept apart by the worker).

@@ -104,6 +104,14 @@ struct TorchRunInfo {
   double compute_s = 0;  // its own time for the request (building the Model included, pipes not)
 };
 
+// What `time` answers (the yardstick): raw samples in microseconds per mode ("eager", "compile"),
+// or why a mode did not run.
+struct TorchTimeReply {
+  std::string device, torch_version;
+  std::map<std::string, std::vector<double>> us;
+  std::map<std::string, std::string> errors;
+};
+
 // A `serve` process and its pipes. Exchange sends one request and reads its reply.
 class TorchServer {
  public:
@@ -122,6 +130,10 @@ class TorchServer {
   // in `reply`. False as Exchange.
   bool Run(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs,
            std::vector<TorchTensor>* reply, TorchRunInfo* info, std::string* err);
+  // `time` at `sizes` with the inputs in their own dtypes: at most `reps` samples per mode, sampling
+  // stopped after `budget_s` (5 samples at least). False as Exchange, or when the reply is malformed.
+  bool Time(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs, int reps,
+            double budget_s, TorchTimeReply* out, std::string* err);
   bool running() const { return pid_ > 0; }
   // Closes its stdin and waits for it to end; its exit code (-1 when none was started).
   int Stop();

@@ -121,6 +121,9 @@ struct EvaluateCommand {
   std::vector<uint64_t> seeds;  // fresh per evaluation; at least one
   bool time = true;
   TimingPolicy policy;
+  // A PyTorch golden's problem timed eagerly and under torch.compile too, before the candidate's
+  // timing (EvalRequest::torch_yardstick); only with `time`.
+  bool torch_yardstick = false;
 };
 
 // How an evaluate or profile request ended, the reply's "status" (spelled as the enumerator).
@@ -143,6 +146,7 @@ struct EvaluateReply {
   int input_copies = 0;     // how many rotated copies the timing used
   int launches_per_sample = 0;  // > 1 when timed by graph replay
   GoldenTiming golden;      // a PyTorch golden's cost (seeds == 0 for a kernel golden)
+  TorchYardstick torch;     // asked with torch_yardstick; else empty
 };
 
 // Profiles one kernel on one config: a short timing loop, then (kept apart from it) one call
@@ -189,6 +193,7 @@ nlohmann::json ToJson(const TimingPolicy& v);
 nlohmann::json ToJson(const EvaluateCommand& v);
 nlohmann::json ToJson(const EvaluateReply& v);
 nlohmann::json ToJson(const GoldenTiming& v);
+nlohmann::json ToJson(const TorchYardstick& v);
 nlohmann::json ToJson(const TimingStats& v);
 nlohmann::json ToJson(const CorrectnessReport& v);
 nlohmann::json ToJson(const KernelLaunchRecord& v);

@@ -68,6 +68,12 @@ struct ConfigComparison {
   double floor_us = 0;  // the launch floor in that bound (0: unknown)
   // The config's verdict in words: "best 0.988x, slower beyond noise", "best 1.210x, faster".
   std::string verdict;
+  // PyTorch beside the kernel that serves the config after the run (an operator whose golden is a
+  // PyTorch problem): torch eager and torch.compile, and that kernel ("seal" or "incumbent") timed
+  // in the same evaluation. Not part of the sealing rule.
+  TorchYardstick torch;
+  std::string torch_kernel;
+  double torch_kernel_us = 0;
 };
 
 // Which kernel serves a config in the run's dispatch, and why ("attempt 7, 1.210x, faster
@@ -93,7 +99,7 @@ struct LineageStep {
 // was reached with less (no knowledge, no analysis of the incumbent, no retrieved decisions, ...).
 struct DegradedStage {
   std::string stage;   // families | seed | knowledge | incumbent | profile | analysis | resume |
-                       // prior_results | retrieval | evidence
+                       // prior_results | retrieval | evidence | yardstick
   std::string reason;  // what went wrong, as the failing step said it
 };
 
