@@ -6,6 +6,7 @@
 #include "forgek/core/evaluation.h"
 #include "forgek/core/json_parse.h"
 #include "forgek/report/scoreboard.h"
+#include "forgek/report/torch_yardstick.h"
 #include "forgek/verdict/verdict.h"
 #include "report_build.h"
 #include "report_text.h"
@@ -188,6 +189,17 @@ bool Rows(Store& store, const OpScope& o, const OperatorSpec* spec, std::vector<
     op->cost_usd += d->cost_usd;
     op->tokens += d->tokens;
   }
+  // PyTorch beside what served each config, as the newest run that timed it saw (its yardstick
+  // stage, an operator with a PyTorch golden).
+  nlohmann::json torch_rows = nlohmann::json::array();
+  std::string torch_run, torch_seal;
+  for (const RunData* d : o.runs) {
+    const nlohmann::json summary = ParseJsonLenient(d->run.summary_json);
+    if (!summary.is_object() || !summary.contains("torch") || !summary["torch"].is_array()) continue;
+    torch_rows = summary["torch"];
+    torch_run = "run " + report_text::ShortId(d->run.id);
+    torch_seal = StringAt(summary, "seal");
+  }
   std::vector<double> speedups, sols;
   for (const std::string& config : ConfigsOf(o, spec)) {
     ConfigRow row;
@@ -228,6 +240,8 @@ bool Rows(Store& store, const OpScope& o, const OperatorSpec* spec, std::vector<
     if (row.sol_pct <= 0 && bound_us > 0 && row.sealed_us > 0) row.sol_pct = bound_us / row.sealed_us * 100;
     if (row.expert_us > 0 && row.sealed_us > 0) row.speedup = row.expert_us / row.sealed_us;
     if (have_device) row.floor_us = dev.peaks.launch_floor_us;
+    for (const nlohmann::json& t : torch_rows)
+      if (StringAt(t, "config") == config) row.torch = TorchBesideOfRun(t, config, torch_seal, torch_run);
     speedups.push_back(row.speedup);
     sols.push_back(row.sol_pct);
     rows->push_back(std::move(row));

@@ -22,7 +22,14 @@ std::string NoteCell(const TorchBeside& t) {
 }
 
 std::string Intro(const Report& r) {
-  std::string out =
+  bool from_runs = false;
+  for (const ConfigRow& c : r.configs) from_runs = from_runs || (c.torch && c.torch->from_run);
+  const std::string runs =
+      "Timed by a run's PyTorch yardstick (an operator whose golden is a PyTorch problem): the kernel serving "
+      "the config, torch eager and torch.compile in one worker, cold L2, medians in us with their noise "
+      "(docs/importing.md). Speedups are torch's time over the kernel's: above 1 forgek is faster.";
+  if (r.torch.empty()) return runs;
+  std::string out = (from_runs ? runs + " Others: " : std::string()) +
       "Timed by scripts/compare_torch.py: the seal, torch eager and torch.compile interleaved in one session, "
       "launch by launch with a cold L2 (so the seal's time may differ from the worker's above). Medians in us "
       "with their noise; speedups are torch's time over the seal's: above 1 the seal is faster. From ";

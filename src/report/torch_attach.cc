@@ -60,8 +60,8 @@ void Attach(const TorchComparison& t, Report* r) {
 
 bool AttachTorchComparisons(const std::vector<TorchComparison>& comparisons, Report* report, std::string* err) {
   std::map<std::pair<std::string, std::string>, std::string> seen;  // (operator, config) -> its file
-  for (const ConfigRow& row : report->configs)
-    if (row.torch) seen.emplace(std::make_pair(row.op, row.config), row.torch->file);  // attached before
+  for (const ConfigRow& row : report->configs)  // attached before (a run's yardstick gives way to a file)
+    if (row.torch && !row.torch->from_run) seen.emplace(std::make_pair(row.op, row.config), row.torch->file);
   for (const TorchComparison& t : comparisons)
     for (const TorchOperator& op : t.operators)
       for (const TorchConfig& c : op.configs) {

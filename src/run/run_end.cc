@@ -11,6 +11,7 @@
 
 #include "forgek/seal/dispatch.h"
 #include "forgek/knowledge/store.h"
+#include "forgek/report/torch_yardstick.h"
 #include "run_text.h"
 
 namespace forgek {
@@ -73,6 +74,18 @@ bool RunState::CloseRun(const std::string& status, std::string* err) {
                       {"best_speedup", summary_->best_speedup}, {"seal", summary_->seal_id},
                       {"seal_reason", summary_->seal_reason},   {"wall_s", summary_->wall_s}};
   if (!summary_->error.empty()) j["error"] = summary_->error;
+  // PyTorch beside the kernel serving each config (an operator with a PyTorch golden): `forgek
+  // report` shows it beside the seal.
+  nlohmann::json torch = nlohmann::json::array();
+  for (const ConfigComparison& c : summary_->configs) {
+    if (!c.torch.asked()) continue;
+    nlohmann::json t = TorchYardstickJson(c.torch, c.torch_kernel_us);
+    t["config"] = c.config;
+    t["kernel"] = c.torch_kernel;
+    t["kernel_us"] = c.torch_kernel_us;
+    torch.push_back(std::move(t));
+  }
+  if (!torch.empty()) j["torch"] = std::move(torch);
   if (!summary_->agent_note.empty()) j["agent_note"] = summary_->agent_note;
   if (summary_->spend.requests > 0) {
     nlohmann::json per_attempt = nlohmann::json::array();

@@ -2,6 +2,7 @@
 // scoreboard view prints them (forgek/report/scoreboard.h).
 #include "forgek/run/scoreboard.h"
 #include "forgek/core/json_parse.h"
+#include "forgek/report/torch_yardstick.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,37 +15,6 @@ std::vector<std::string> Strings(const nlohmann::json& j) {
     for (const nlohmann::json& m : j)
       if (m.is_string()) out.push_back(m.get<std::string>());
   return out;
-}
-
-// A run summary's PyTorch yardstick of one config (RunSummaryJson's "torch"), as the report's
-// tables hold PyTorch beside a kernel: the kernel's and torch's times from that run's one evaluation.
-TorchBeside TorchFromSummary(const nlohmann::json& t, const std::string& config, const std::string& seal) {
-  auto number = [](const nlohmann::json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
-  };
-  auto text = [](const nlohmann::json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-  };
-  const nlohmann::json eager = t.contains("eager") ? t["eager"] : nlohmann::json();
-  const nlohmann::json compiled = t.contains("compile") ? t["compile"] : nlohmann::json();
-  TorchBeside b;
-  b.file = "run";
-  b.seal = seal;
-  TorchConfig& c = b.numbers;
-  c.config = config;
-  c.seal_us = number(t, "kernel_us");
-  c.eager_us = number(eager, "median_us");
-  c.eager_noise = number(eager, "rel_noise");
-  c.compile_us = number(compiled, "median_us");
-  c.compile_noise = number(compiled, "rel_noise");
-  c.speedup_vs_eager = number(t, "speedup_vs_eager");
-  c.speedup_vs_compile = number(t, "speedup_vs_compile");
-  c.status = c.eager_us > 0 || c.compile_us > 0 ? "compared" : "not compared";
-  std::vector<std::string> notes;
-  if (std::string e = text(eager, "error"); !e.empty()) notes.push_back("eager: " + e);
-  if (std::string e = text(compiled, "error"); !e.empty()) notes.push_back("torch.compile: " + e);
-  for (const std::string& n : notes) c.note += (c.note.empty() ? "" : "; ") + n;
-  return b;
 }
 
 }  // namespace
@@ -105,7 +75,7 @@ std::vector<ScoreboardRow> BuildScoreboard(const std::vector<BatchRunResult>& re
         row.kernel = s.value("incumbent", std::string("expert reference"));
         row.note = ShortSealReason(s.value("seal_reason", std::string()));
       }
-      if (c.contains("torch") && c["torch"].is_object()) row.torch = TorchFromSummary(c["torch"], row.config, seal);
+      if (c.contains("torch") && c["torch"].is_object()) row.torch = TorchBesideOfRun(c["torch"], row.config, seal, "run");
       rows.push_back(std::move(row));
     }
   }

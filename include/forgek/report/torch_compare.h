@@ -47,6 +47,9 @@ struct TorchBeside {
   std::string seal;  // the seal the comparison timed
   TorchConfig numbers;
   std::string note;  // "compared seal <id>, not the newest" when that is not the report's seal
+  // Timed by a run's yardstick stage (docs/importing.md) rather than read from a comparison file;
+  // a file given to `report --torch` replaces it.
+  bool from_run = false;
 };
 
 // Parses the text of `file` (named in every message, with the field: "r.json: operators[0].configs[1]

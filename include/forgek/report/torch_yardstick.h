@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "forgek/core/evaluation.h"
+#include "forgek/report/torch_compare.h"
 
 namespace forgek {
 
@@ -21,5 +22,10 @@ nlohmann::json TorchYardstickJson(const TorchYardstick& t, double kernel_us);
 // One line: "eager 41.2 us ±1.1% (1.52x), torch.compile 30.8 us ±0.9% (1.14x)"; a mode that did
 // not run shows its reason instead.
 std::string TorchYardstickText(const TorchYardstick& t, double kernel_us);
+
+// The "torch" object of a run summary's config (TorchYardstickJson with "kernel_us") as the
+// report's tables hold PyTorch beside a kernel; `source` names where it came from ("run 1a2b3c").
+TorchBeside TorchBesideOfRun(const nlohmann::json& torch, const std::string& config, const std::string& seal,
+                             const std::string& source);
 
 }  // namespace forgek
