@@ -8,7 +8,7 @@
 # BENCH_OPS="gemm_bf16 topk_rows_fp32" limits ops-bench; XRUN_* choose the cross-run experiment;
 # LEARN_{GEMM,SOFTMAX}_{ITERATIONS,TIME} size the two runs of the learn-gemm / learn-softmax steps.
 # REGRESS_T / REGRESS_OPS size the regress step's batch; COMPARE_TIMEOUT / COMPARE_STORE bound and
-# feed the compare-torch step.
+# feed the compare-torch step; IMPORT_T (seconds per run), IMPORT_ONLY and IMPORT_TIMEOUT size import-e2e.
 set -uo pipefail
 bin=${1:-build/device}
 out=device-test-out  # everything lands here; packed into $OUT/device-test.tgz when $OUT is set
@@ -141,6 +141,10 @@ STEPS=(
   # gemv_bf16's family at the bandwidth limit: its default instance evaluated against cuBLAS, then
   # a run from an empty store of its own (GEMV_TIME seconds).
   "gemv|rm -f $out/gemv.db*; $bin/forgek --json eval --op gemv_bf16 --kernel operators/gemv_bf16/families/column_tiles_split_k.cu && timeout $(( ${GEMV_TIME:-90} + 120 )) $bin/forgek --store $PWD/$out/gemv.db run --op gemv_bf16 --time ${GEMV_TIME:-90} --seed 1"
+  # Imported problems end to end (docs/importing.md): each KernelBench problem and FlashInfer-Bench
+  # definition of tests/fixtures/import/ with its seed, run from an empty store; the table of the
+  # kernel serving each config vs torch eager vs torch.compile (the run's PyTorch yardstick).
+  "import-e2e|timeout ${IMPORT_TIMEOUT:-560} python3 scripts/import_e2e.py --forgek $bin/forgek --time ${IMPORT_T:-30} ${IMPORT_ONLY:+--only $IMPORT_ONLY} --keep $PWD/$out/import-e2e --markdown $out/import-e2e.md --json $out/import-e2e.json"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"

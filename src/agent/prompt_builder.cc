@@ -5,7 +5,14 @@
 
 #include <algorithm>
 
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
 #include "forgek/core/device_library.h"
+#include "forgek/core/file_read.h"
+#include "forgek/core/json_parse.h"
+#include "forgek/core/torch_helper.h"
 
 namespace forgek {
 namespace {
@@ -17,6 +24,36 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 }
 
 std::string OrNone(const std::string& text) { return text.empty() ? "(none)" : text; }
+
+// What the kernel must compute when the golden is a PyTorch problem, which the operator's
+// description only names: the problem's source (KernelBench) or the definition's reference
+// (FlashInfer-Bench). A CUDA golden is said in the description and the tensors.
+std::string GoldenText(const OperatorSpec& op) {
+  if (!IsTorchGolden(op.golden))
+    return "A CUDA kernel of the operator's folder; the description and the tensors above say what it computes.";
+  const std::string path = (std::filesystem::path(op.dir) / op.golden).string();
+  std::string text, why;
+  if (!ReadFileLimited(path, 1u << 20, "a PyTorch golden", &text, &why))
+    return "(the PyTorch golden " + op.golden + " could not be read: " + why + ")";
+  if (op.golden.size() > 5 && op.golden.compare(op.golden.size() - 5, 5, ".json") == 0) {
+    const nlohmann::json j = ParseJsonLenient(text);
+    const nlohmann::json* def = j.is_object() && j.contains("flashinfer") ? &j["flashinfer"] : &j;
+    if (!def->is_object() || !def->contains("reference") || !(*def)["reference"].is_string())
+      return "(the FlashInfer-Bench definition " + op.golden + " holds no reference text)";
+    std::string scalars;
+    if (j.is_object() && j.contains("scalars") && j["scalars"].is_object())
+      for (const auto& [name, value] : j["scalars"].items()) scalars += " " + name + "=" + value.dump();
+    return "The reference of a FlashInfer-Bench definition (PyTorch): the kernel's outputs are those of `run(...)` "
+           "below, called with the tensors above in the definition's input order" +
+           (scalars.empty() ? std::string() : " and the scalar inputs" + scalars) + ".\n\n```python\n" +
+           (*def)["reference"].get<std::string>() + "\n```";
+  }
+  return "A PyTorch problem (KernelBench format): the kernel's outputs are those of "
+         "`Model(*get_init_inputs()).forward(*get_inputs())`, with the input tensors above as forward's arguments "
+         "and the Model's parameters (inputs named after their state_dict keys, dots as underscores); the size "
+         "constants are the configs' params.\n\n```python\n" +
+         text + "\n```";
+}
 
 
 std::string TensorLines(const OperatorSpec& op) {
@@ -153,6 +190,7 @@ TemplateVars ProposeVariables(const ProposalContext& ctx, const LlmOptions& opts
   v["operator_name"] = op.name;
   v["operator_category"] = op.category;
   v["operator_description"] = OrNone(op.description);
+  v["golden"] = GoldenText(op);
   v["operator_params"] = OrNone(Join(op.params, ", "));
   v["tensors"] = TensorLines(op);
   v["configs"] = ConfigLines(op);

@@ -138,6 +138,38 @@ TEST_F(ShippedPrompts, HugeOperatorTextIsCutWithAMarker) {
   EXPECT_LT(text.size(), 200000u);
 }
 
+// An imported operator's golden is a PyTorch problem, which its description only names: the model
+// sees the problem's source, or a definition's reference with its scalars, as what to compute.
+TEST_F(ShippedPrompts, APyTorchGoldenIsShownAsWhatToCompute) {
+  TempDir dir;
+  op_.dir = dir.path();
+  op_.golden = "golden.py";
+  WriteFile(dir.file("golden.py"), "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n");
+  ProposalContext ctx;
+  ctx.op = &op_;
+  TemplateVars vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
+  EXPECT_NE(vars["golden"].find("```python\nclass Model(nn.Module):"), std::string::npos) << vars["golden"];
+  EXPECT_NE(vars["golden"].find("return torch.relu(x)"), std::string::npos) << vars["golden"];
+  std::string text, err;
+  ASSERT_TRUE(prompts_.Render("propose.md", vars, &text, &err)) << err;
+  EXPECT_NE(text.find("What the golden computes"), std::string::npos);
+  EXPECT_NE(text.find("return torch.relu(x)"), std::string::npos);
+
+  op_.golden = "golden.json";
+  WriteFile(dir.file("golden.json"), R"({"flashinfer": {"name": "rms", "reference": "def run(x, eps):\n    return x"},
+                                         "scalars": {"eps": 1e-06}})");
+  vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
+  EXPECT_NE(vars["golden"].find("def run(x, eps):\n    return x"), std::string::npos) << vars["golden"];
+  EXPECT_NE(vars["golden"].find("eps=1e-06"), std::string::npos) << vars["golden"];
+
+  op_.golden = "missing.py";
+  vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
+  EXPECT_NE(vars["golden"].find("could not be read"), std::string::npos) << vars["golden"];
+  op_.golden = "golden.cu";
+  vars = ProposeVariables(ctx, opts_, prompts_, 1, 1, ParentChoice{});
+  EXPECT_NE(vars["golden"].find("A CUDA kernel"), std::string::npos) << vars["golden"];
+}
+
 TEST_F(ShippedPrompts, LibraryIncumbentIsNamed) {
   ProposalContext ctx;
   ctx.op = &op_;

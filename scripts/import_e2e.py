@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Imported problems end to end on the GPU: each KernelBench problem and FlashInfer-Bench definition
+of tests/fixtures/import/ (with its seed from tests/fixtures/import/seeds/) imported into a folder
+of its own, then `forgek run` from an empty store; the run's PyTorch yardstick gives, per config,
+the kernel that serves it (the seal, else the seed) beside torch eager and torch.compile.
+
+Usage: scripts/import_e2e.py --forgek BIN [--only a,b] [--time S] [--iterations N] [--keep DIR]
+                             [--markdown FILE] [--json FILE]
+Prints the table (markdown) on stdout. Exit 0 when every problem imported and ran and its yardstick
+was measured, 1 otherwise, 2 on a usage error. Standard library only.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIX = os.path.join(ROOT, "tests", "fixtures", "import")
+
+# name, kind, file, seed, extra import arguments. Sizes are cut from the benchmarks' own (KernelBench
+# level 1 softmax is 4096 x 393216: 6 GiB per tensor) to what one device call can check and time.
+PROBLEMS = [
+    ("softmax_rows", "kernelbench", "kernelbench/level1_23_Softmax.py", "softmax_seed.cu",
+     ["--sizes", "batch_size=4096,dim=4096"]),
+    ("cumsum_rows", "kernelbench", "kernelbench/level1_89_cumsum.py", "cumsum_seed.cu", ["--sizes", "batch_size=1024"]),
+    ("rmsnorm_features", "kernelbench", "kernelbench/level1_36_RMSNorm_.py", "rmsnorm_seed.cu",
+     ["--sizes", "batch_size=8,dim1=128,dim2=128"]),
+    ("linear_sub_mul_relu", "kernelbench", "kernelbench/level2_9_Matmul_Subtract_Multiply_ReLU.py",
+     "linear_sub_mul_relu_seed.cu", ["--sizes", "batch_size=256,in_features=4096,out_features=4096"]),
+    ("gemm_n4096_k4096", "flashinfer", "flashinfer/gemm_n4096_k4096.json", "gemm_nt_f16_seed.cu", ["--sizes", "M=256"]),
+    ("fused_add_rmsnorm_h4096", "flashinfer", "flashinfer/fused_add_rmsnorm_h4096.json",
+     "fused_add_rmsnorm_bf16_seed.cu", ["--sizes", "batch_size=256"]),
+    ("rmsnorm_f16", "flashinfer", "flashinfer/rmsnorm_d4096.json", "rmsnorm_f16_seed.cu",
+     ["--sizes", "batch_size=64", "--scalars", "eps=1e-6"]),
+]
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        return 124, e.stdout or "", "timed out after %d s" % timeout
+
+
+def fmt_us(x):
+    return "%.2f" % x if isinstance(x, (int, float)) and x > 0 else "-"
+
+
+def fmt_x(x):
+    return "%.3fx" % x if isinstance(x, (int, float)) and x > 0 else "-"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--forgek", required=True)
+    ap.add_argument("--only", default="", help="comma-separated problem names")
+    ap.add_argument("--time", type=int, default=60, help="seconds per run (forgek run --time)")
+    ap.add_argument("--iterations", type=int, default=12)
+    ap.add_argument("--keep", default="", help="keep the operator folders, stores and logs here")
+    ap.add_argument("--markdown", default="")
+    ap.add_argument("--json", default="")
+    a = ap.parse_args(argv)
+    names = [n for n in a.only.split(",") if n]
+    unknown = sorted(set(names) - {p[0] for p in PROBLEMS})
+    if unknown:
+        print("import_e2e: unknown problem(s) %s (of %s)" % (", ".join(unknown), ", ".join(p[0] for p in PROBLEMS)),
+              file=sys.stderr)
+        return 2
+    work = a.keep or tempfile.mkdtemp(prefix="forgek-import-e2e-")
+    os.makedirs(work, exist_ok=True)
+    ops = os.path.join(work, "ops")
+    os.makedirs(ops, exist_ok=True)
+    results, ok = [], True
+    for name, kind, path, seed, extra in PROBLEMS:
+        if names and name not in names:
+            continue
+        shutil.rmtree(os.path.join(ops, name), ignore_errors=True)
+        rc, out, err = run([a.forgek, "--operators", ops, "ops", "import", kind, os.path.join(FIX, path), "--seed",
+                            os.path.join(FIX, "seeds", seed), "--name", name] + extra, 300)
+        row = {"problem": name, "kind": kind, "file": path, "import_args": extra}
+        if rc != 0:
+            row["error"] = "import failed (exit %d): %s" % (rc, (err or out).strip()[-400:])
+            results.append(row)
+            ok = False
+            print("import_e2e: %s: %s" % (name, row["error"]), file=sys.stderr)
+            continue
+        store = os.path.join(work, name + ".db")
+        for f in (store, store + "-wal", store + "-shm"):
+            if os.path.exists(f):
+                os.remove(f)
+        rc, out, err = run([a.forgek, "--operators", ops, "--store", store, "--json", "run", "--op", name, "--time",
+                            str(a.time), "--iterations", str(a.iterations)], a.time + 600)
+        with open(os.path.join(work, name + ".log"), "w") as f:
+            f.write(err)
+        try:
+            summary = json.loads(out)
+        except ValueError:
+            summary = None
+        if rc != 0 or not isinstance(summary, dict):
+            row["error"] = "run failed (exit %d): %s" % (rc, err.strip()[-600:])
+            results.append(row)
+            ok = False
+            print("import_e2e: %s: %s" % (name, row["error"]), file=sys.stderr)
+            continue
+        row["seal"] = summary.get("seal", "")
+        row["seal_reason"] = summary.get("seal_reason", "")
+        row["attempts"] = summary.get("attempts", 0)
+        row["configs"] = []
+        for c in summary.get("configs", []):
+            t = c.get("torch") or {}
+            if not t.get("eager", {}).get("median_us"):
+                ok = False
+            row["configs"].append({"config": c.get("config"), "kernel": t.get("kernel", ""),
+                                   "kernel_us": t.get("kernel_us", 0), "eager": t.get("eager", {}),
+                                   "compile": t.get("compile", {}), "speedup_vs_eager": t.get("speedup_vs_eager", 0),
+                                   "speedup_vs_compile": t.get("speedup_vs_compile", 0),
+                                   "torch_version": t.get("torch_version", "")})
+        if not row["configs"]:
+            ok = False
+        results.append(row)
+        print("import_e2e: %s: %s" % (name, row["seal_reason"][:200]), file=sys.stderr)
+
+    lines = ["| problem | config | forgek kernel | forgek us | torch eager us | torch.compile us | vs eager | vs compile | seal |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        if "error" in r:
+            lines.append("| %s | - | - | - | - | - | - | - | %s |" % (r["problem"], r["error"][:120].replace("|", "/")))
+            continue
+        for c in r["configs"]:
+            comp = c["compile"]
+            comp_cell = fmt_us(comp.get("median_us")) if "median_us" in comp else "(%s)" % comp.get("error", "?")[:60]
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["problem"], c["config"], c["kernel"] or "-", fmt_us(c["kernel_us"]),
+                fmt_us(c["eager"].get("median_us")), comp_cell.replace("|", "/"), fmt_x(c["speedup_vs_eager"]),
+                fmt_x(c["speedup_vs_compile"]), (r["seal"] or "none")[:12]))
+    table = "\n".join(lines)
+    print(table)
+    doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "time_per_run_s": a.time, "iterations": a.iterations, "problems": results}
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(table + "\n")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
