@@ -13,8 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "context.h"
 #include "flashinfer_definition.h"
+#include "ops_llm_seed.h"
 #include "ops_torch_golden.h"
+#include "option_checks.h"
 #include "forgek/core/atomic_file.h"
 #include "forgek/core/candidate.h"
 #include "forgek/core/json_parse.h"
@@ -30,6 +33,9 @@ using nlohmann::json;
 
 struct ImportArgs {
   std::string file, sizes, name, out, seed, category, workloads, scalars;
+  // The seed asked of the LLM agent instead (--agent llm).
+  std::string agent, provider = "openai", model, base_url, api_key_env;
+  int replies = 3;
 };
 
 // NAME=V[,NAME=V...] of an option, each V checked by `value` (false: not a valid value, with what it
@@ -263,6 +269,46 @@ class StagedOperator {
   fs::path staging_, dir_;
 };
 
+// --seed FILE or --agent llm (with --model), one of them; checked before anything is read or written.
+void CheckSeedSource(const ImportArgs& a) {
+  std::string why;
+  if (!a.agent.empty() && a.agent != "llm") throw UsageError("--agent must be llm (the seed asked of the model), not '" + a.agent + "'");
+  if (a.seed.empty() == a.agent.empty())
+    throw UsageError("give the seed kernel with --seed FILE, or ask the model for one with --agent llm --model M");
+  if (!a.seed.empty() && !IsReadableFile(a.seed, &why)) throw UsageError("--seed " + a.seed + " " + why);
+  if (a.agent.empty()) return;
+  if (a.model.empty()) throw UsageError("--agent llm needs --model");
+  LlmOptions o;
+  if (!ParseLlmProvider(a.provider, &o.provider))
+    throw UsageError("--provider must be openai or anthropic, not '" + a.provider + "'");
+  o.base_url = a.base_url;
+  o.key_env = a.api_key_env;
+  if (!CheckLlmBaseUrl(ResolveLlmBaseUrl(o), ResolveLlmKeyEnv(o), &why)) throw UsageError("LLM " + why);
+}
+
+// The staged folder's seed.cu: the --seed file, or the model's reply (--agent llm), asked with the
+// staged operator (its golden shown as what to compute) and compiled before it is kept.
+void WriteSeed(StagedOperator* stage, const ImportArgs& a) {
+  if (!a.seed.empty()) {
+    stage->Copy("seed.cu", a.seed);
+    return;
+  }
+  stage->Write("seed.cu", "");  // the operator loads with its seed named; the model's reply replaces it
+  OperatorSpec op;
+  Diagnostics diags;
+  if (!LoadOperator(stage->Path(""), &op, &diags))
+    throw Failure("the imported operator does not load (nothing written):\n" + FormatDiagnostics(diags));
+  LlmSeedOptions o;
+  ParseLlmProvider(a.provider, &o.llm.provider);
+  o.llm.model = a.model;
+  o.llm.base_url = a.base_url;
+  o.llm.key_env = a.api_key_env;
+  o.replies = a.replies;
+  std::string source, err;
+  if (!AskLlmSeed(op, o, &source, &err)) throw Failure("no seed from the model (nothing written): " + err);
+  stage->Write("seed.cu", source);
+}
+
 // The destination folder DIR/NAME of an import, refused (usage) when the name is not an operator
 // name or DIR is no folder, and (failure) when it exists.
 std::string Destination(const Context& ctx, const ImportArgs& a, const std::string& name) {
@@ -284,7 +330,7 @@ TorchHelperPaths HelperPaths() {
 void ImportKernelBench(const Context& ctx, const ImportArgs& a) {
   std::string why;
   if (!IsReadableFile(a.file, &why)) throw UsageError(a.file + " " + why);
-  if (!IsReadableFile(a.seed, &why)) throw UsageError("--seed " + a.seed + " " + why);
+  CheckSeedSource(a);
   const std::map<std::string, int64_t> sizes = ParseSizes(a.sizes);
   const std::string name = a.name.empty() ? NameFromFile(a.file) : a.name;
   const std::string dest = Destination(ctx, a, name);
@@ -299,7 +345,7 @@ void ImportKernelBench(const Context& ctx, const ImportArgs& a) {
   stage.Write("operator.json",
               OperatorJson(problem, name, category, fs::path(a.file).filename().string()).dump(2) + "\n");
   stage.Copy("golden.py", a.file);
-  stage.Copy("seed.cu", a.seed);
+  WriteSeed(&stage, a);
   stage.Commit();
   if (ctx.json) {
     std::printf("%s\n", json({{"name", name}, {"dir", dest}, {"params", problem.params}, {"config", problem.config}}).dump(2).c_str());
@@ -400,7 +446,7 @@ json FlashInferOperatorJson(const FiDefinition& def, const KernelBenchProblem& p
 void ImportFlashInfer(const Context& ctx, const ImportArgs& a) {
   std::string why;
   if (!IsReadableFile(a.file, &why)) throw UsageError(a.file + " " + why);
-  if (!IsReadableFile(a.seed, &why)) throw UsageError("--seed " + a.seed + " " + why);
+  CheckSeedSource(a);
   if (!a.workloads.empty() && !IsReadableFile(a.workloads, &why)) throw UsageError("--workloads " + a.workloads + " " + why);
   if (!a.workloads.empty() && !a.sizes.empty()) throw UsageError("--sizes: the workloads give the var axes' values");
   FiDefinition def;
@@ -428,7 +474,7 @@ void ImportFlashInfer(const Context& ctx, const ImportArgs& a) {
     throw Failure(a.file + ": " + refusal.message);
   const std::string category = a.category.empty() ? FlashInferCategory(def, name) : a.category;
   stage.Write("operator.json", FlashInferOperatorJson(def, problem, configs, name, category).dump(2) + "\n");
-  stage.Copy("seed.cu", a.seed);
+  WriteSeed(&stage, a);
   stage.Commit();
   if (ctx.json) {
     json list = json::array();
@@ -442,6 +488,22 @@ void ImportFlashInfer(const Context& ctx, const ImportArgs& a) {
   }
 }
 
+void AddLlmSeedOptions(CLI::App* cmd, ImportArgs* a) {
+  cmd->add_option("--agent", a->agent,
+                  "Without --seed: llm asks the model for the seed (the problem shown as what to compute; each "
+                  "reply compiled, errors sent back)");
+  cmd->add_option("--model", a->model, "LLM model name (--agent llm)");
+  cmd->add_option("--provider", a->provider, "LLM API: openai (Chat Completions) or anthropic (Messages)")
+      ->capture_default_str();
+  cmd->add_option("--base-url", a->base_url, "LLM API base URL")->envname("FORGEK_LLM_BASE_URL");
+  cmd->add_option("--api-key-env", a->api_key_env,
+                  "Environment variable holding the API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+      ->check(EnvVarName());
+  cmd->add_option("--replies", a->replies, "Replies asked of the model at most: the first, then one per compile failure")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void AddOpsImportCommand(CLI::App* ops, Context& ctx) {
@@ -451,18 +513,19 @@ void AddOpsImportCommand(CLI::App* ops, Context& ctx) {
   CLI::App* kb = import->add_subcommand(
       "kernelbench", "A KernelBench problem (Model, get_inputs, get_init_inputs) with PyTorch as the golden");
   kb->add_option("file", a->file, "The problem's .py file")->required();
-  kb->add_option("--seed", a->seed, "The seed kernel (candidate format), also the reference")->required();
+  kb->add_option("--seed", a->seed, "The seed kernel (candidate format), also the reference");
   kb->add_option("--sizes", a->sizes, "Size constants changed: NAME=V[,NAME=V...]");
   kb->add_option("--name", a->name, "Operator name (default: from the file name)");
   kb->add_option("--out", a->out, "Folder to write the operator folder into (default: the operators folder)");
   kb->add_option("--category", a->category, "Operator category (default: guessed from the name)");
+  AddLlmSeedOptions(kb, a.get());
   kb->callback([&ctx, a] { ImportKernelBench(ctx, *a); });
 
   CLI::App* fi = import->add_subcommand(
       "flashinfer",
       "A FlashInfer-Bench definition (axes, inputs, outputs, a PyTorch reference) with its reference as the golden");
   fi->add_option("file", a->file, "The definition's .json file")->required();
-  fi->add_option("--seed", a->seed, "The seed kernel (candidate format), also the reference")->required();
+  fi->add_option("--seed", a->seed, "The seed kernel (candidate format), also the reference");
   fi->add_option("--workloads", a->workloads,
                  "The definition's workloads (.jsonl, one a line): each distinct set of var-axis values is a config");
   fi->add_option("--sizes", a->sizes, "Without --workloads: the var axes' values, NAME=V[,NAME=V...]");
@@ -470,6 +533,7 @@ void AddOpsImportCommand(CLI::App* ops, Context& ctx) {
   fi->add_option("--name", a->name, "Operator name (default: the definition's name)");
   fi->add_option("--out", a->out, "Folder to write the operator folder into (default: the operators folder)");
   fi->add_option("--category", a->category, "Operator category (default: from the definition's op_type)");
+  AddLlmSeedOptions(fi, a.get());
   fi->callback([&ctx, a] { ImportFlashInfer(ctx, *a); });
 }
 
