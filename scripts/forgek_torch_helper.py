@@ -50,6 +50,8 @@ import sys
 import time
 import traceback
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 # forgek dtype -> (torch dtype name, bytes per element). bool travels as one byte per element.
 DTYPES = {
     "f64": ("float64", 8), "f32": ("float32", 4), "f16": ("float16", 2), "bf16": ("bfloat16", 2),
@@ -642,6 +644,40 @@ class Yardstick:
         return [tensors[n] for n in self.names if n in tensors and n not in self.state]
 
 
+def torch_ops_calls(torch, name, config, device):
+    """scripts/torch_ops.py's NAME as the yardstick of a built-in operator: its inputs drawn on the
+    device from the config's inits as scripts/compare_torch.py draws them, bound as compare_torch's
+    TorchCall does (inouts updated in place, scalars as the kernels get them). Returns the eager
+    call (the op's fused `eager` kernel where torch has one, else its timed form), the function to
+    compile, and a callable that binds a function to the same inputs."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import compare_torch  # noqa: E402  (scripts/: standard library at import time)
+    import torch_ops  # noqa: E402
+    torch_ops.load()
+    compare_torch.torch = torch
+    compare_torch.DEVICE = device
+    if not isinstance(config, dict) or not isinstance(config.get("tensors"), list):
+        raise ValueError("time with torch_ops needs the config (values, tensors, scalars)")
+    if name in getattr(torch_ops, "NOT_EXPRESSIBLE", {}):
+        raise ValueError("scripts/torch_ops.py: %s is not expressible: %s" % (name, torch_ops.NOT_EXPRESSIBLE[name]))
+    if name not in torch_ops.OPS:
+        raise ValueError("scripts/torch_ops.py has no operator %s" % name)
+    op = torch_ops.OPS[name]
+    config = dict(config, scalars=config.get("scalars") or [], values=config.get("values") or {})
+    spec = {"path": "operator " + str(config.get("op", name)), "tensors": {t["name"]: t for t in config["tensors"]}}
+    inputs = compare_torch.make_inputs(spec, config, 1)
+    bind = lambda fn: compare_torch.TorchCall(fn, inputs, config)  # noqa: E731
+    eager = None
+    if op.eager is not None:
+        try:  # the fused kernel where this torch has it and it runs on these inputs
+            eager = bind(op.eager)
+            eager()
+        except Exception:
+            eager = None
+    return eager or bind(op.timed), op.timed, bind
+
+
 def compiled_or_why(torch, fn):
     """torch.compile(fn), or the reason there is none (an old torch, a compile that fails)."""
     if not hasattr(torch, "compile"):
@@ -758,6 +794,23 @@ def serve(path, sizes, stdin, stdout):
                 outs = goldens.get(sizes_asked).run(tensors)
                 if device == "cuda":
                     torch.cuda.synchronize()
+            elif header.get("op") == "time" and header.get("torch_ops"):
+                # A built-in operator's yardstick: no problem file, inputs drawn here.
+                if goldens is not None:
+                    goldens.drop()
+                yardstick = None
+                eager, target, bind = torch_ops_calls(torch, str(header["torch_ops"]), header.get("config"), device)
+                compiled, why = compiled_or_why(torch, target)
+                timing = time_modes(torch, {"eager": eager, "compile": bind(compiled) if compiled else None}, [],
+                                    device, header.get("reps", 50), float(header.get("budget_s", 20)))
+                if compiled is None:
+                    timing["compile"] = {"error": why}
+                eager = compiled = target = bind = None
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+                write_message(stdout, {"ok": True, "tensors": [], "device": device, "torch": torch.__version__,
+                                       "timing": timing, "compute_s": time.perf_counter() - start})
+                continue
             elif header.get("op") == "time":
                 if not path:
                     raise ValueError("time needs a problem file: serve FILE.py (or a definition FILE.json)")

@@ -409,6 +409,39 @@ class ProtocolTest(unittest.TestCase):
         (header, _), = exchange(request("time", []))
         self.assertIn("time needs a problem file", header["error"])
 
+    def test_time_of_a_torch_ops_yardstick_draws_its_own_inputs(self):
+        config = {"op": "softmax_fp32", "name": "small", "values": {"M": 4, "N": 8}, "scalars": [],
+                  "tensors": [{"name": "x", "role": "input", "dtype": "f32", "shape": [4, 8],
+                               "init": {"dist": "normal", "mean": 0, "std": 2}},
+                              {"name": "y", "role": "output", "dtype": "f32", "shape": [4, 8]}]}
+        raw = request("time", [], torch_ops="softmax_fp32", config=config, reps=6, budget_s=30)
+        raw += request("time", [], torch_ops="no_such_op", config=config)
+        raw += request("time", [], torch_ops="softmax_fp32")
+        (timed, none), (unknown, _), (no_config, _) = exchange(raw)
+        self.assertTrue(timed["ok"], timed)
+        self.assertEqual(none, [])
+        self.assertEqual(len(timed["timing"]["eager"]["us"]), 6)
+        self.assertTrue("us" in timed["timing"]["compile"] or "error" in timed["timing"]["compile"])
+        self.assertFalse(unknown["ok"])
+        self.assertIn("scripts/torch_ops.py has no operator no_such_op", unknown["error"])
+        self.assertIn("needs the config", no_config["error"])
+
+    def test_every_shipped_yardstick_names_a_torch_ops_entry(self):
+        import torch_ops
+        ops = os.path.join(ROOT, "operators")
+        named = 0
+        for name in sorted(os.listdir(ops)):
+            path = os.path.join(ops, name, "operator.json")
+            if not os.path.isfile(path):
+                continue
+            with open(path) as f:
+                y = json.load(f).get("yardstick")
+            if y is None:
+                continue
+            named += 1
+            self.assertIn(y["torch_ops"], torch_ops.OPS, path)
+        self.assertGreater(named, 0)
+
     def test_compute_device(self):
         os.environ["FORGEK_TORCH_DEVICE"] = "tpu"
         try:

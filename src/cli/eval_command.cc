@@ -166,9 +166,9 @@ void RunEval(Context& ctx, const EvalArgs& a) {
   OperatorSpec op = LoadOperatorOption(ctx, "--op", a.op);
   CheckConfigNames(op, a.configs);
   CheckTorchGolden(op);
-  if (a.torch && !IsTorchGolden(op.golden))
-    throw UsageError("--torch: the golden of " + op.name + " is a CUDA kernel (" + op.golden +
-                     "); PyTorch is timed for an operator whose golden is a PyTorch problem (docs/importing.md)");
+  if (a.torch && YardstickOf(op).empty())
+    throw UsageError("--torch: " + op.name + " names no PyTorch form: its golden is a CUDA kernel (" + op.golden +
+                     ") and operator.json has no \"yardstick\" (docs/importing.md)");
   if (a.torch && a.no_time) throw UsageError("--torch times PyTorch beside the kernel: drop --no-time");
   Candidate cand = LoadKernelFile(a.kernel);
   Diagnostics diags;
@@ -228,7 +228,7 @@ void RunEval(Context& ctx, const EvalArgs& a) {
     req.seeds = a.seeds;
     req.time = !a.no_time;
     req.deadline_s = a.deadline_s;
-    req.torch_yardstick = a.torch;
+    if (a.torch) req.torch_yardstick = YardstickOf(op);
     result = evaluator.Evaluate(req);
   }
   if (ctx.json) {
@@ -266,8 +266,9 @@ void set_eval_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--no-time", a->no_time, "Check correctness only");
   cmd->add_flag("--torch", a->torch,
-                "Time PyTorch beside the kernel on each config: the problem eagerly and under torch.compile, "
-                "cold L2, median (an operator whose golden is a PyTorch problem; docs/importing.md)");
+                "Time PyTorch beside the kernel on each config, eagerly and under torch.compile, cold L2, median "
+                "(an operator whose golden is a PyTorch problem, or whose operator.json names a \"yardstick\"; "
+                "docs/importing.md)");
   cmd->callback([&ctx, a] { RunEval(ctx, *a); });
 }
 

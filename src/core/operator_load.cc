@@ -24,7 +24,7 @@ namespace {
 
 const std::vector<std::string> kTopLevelFields = {
     "name",   "aliases", "category", "description", "params", "configs",   "tensors", "scalars",
-    "flops",  "bytes",   "tolerance", "golden",     "reference", "seed",    "families", "ranges"};
+    "flops",  "bytes",   "tolerance", "golden",     "reference", "seed",    "families", "ranges", "yardstick"};
 
 const std::vector<std::string> kCategories = {
     "gemm",      "gemv",        "attention", "norm",   "softmax",   "reduction", "scan",      "sort", "histogram",
@@ -573,7 +573,23 @@ class OperatorLoader {
     }
   }
 
+  void ReadYardstick(const Json& root) {
+    const Json* y = r_.Member(root, "", "yardstick", false);
+    if (!y) return;
+    if (!y->is_object()) {
+      r_.Error("yardstick", "expected {\"torch_ops\": \"<entry of scripts/torch_ops.py>\"}, got " + JsonTypeName(*y));
+      return;
+    }
+    r_.UnknownMembers(*y, "yardstick", {"torch_ops"});
+    if (!r_.String(*y, "yardstick", "torch_ops", true, &s_.yardstick_torch_ops)) return;
+    // A Python identifier: it is looked up in the module, never evaluated.
+    bool ok = !s_.yardstick_torch_ops.empty() && !std::isdigit(static_cast<unsigned char>(s_.yardstick_torch_ops[0]));
+    for (char c : s_.yardstick_torch_ops) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ok) r_.Error("yardstick.torch_ops", "'" + s_.yardstick_torch_ops + "' is not a function name of scripts/torch_ops.py");
+  }
+
   void ReadFiles(const Json& root) {
+    ReadYardstick(root);
     if (r_.String(root, "", "golden", true, &s_.golden)) RequireFile("golden", s_.golden);
     ReadSeed(root);
     if (const Json* ref = r_.Member(root, "", "reference", true)) {

@@ -146,6 +146,17 @@ bool IsTorchGolden(const std::string& golden) {
   return ends(".py") || ends(".json");
 }
 
+std::string YardstickOf(const OperatorSpec& op) {
+  if (!op.yardstick_torch_ops.empty()) return kTorchOpsYardstick + op.yardstick_torch_ops;
+  if (IsTorchGolden(op.golden)) {
+    std::error_code ec;
+    const std::filesystem::path file = std::filesystem::path(op.dir) / op.golden;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    return (ec ? file : absolute).string();
+  }
+  return "";
+}
+
 bool CheckTorchGoldenRuns(const std::string& op_name, const std::string& golden, TorchHelperPaths* paths,
                           std::string* err) {
   std::string why;
@@ -363,6 +374,17 @@ bool TorchServer::Time(const std::map<std::string, int64_t>& sizes, const std::v
                        int reps, double budget_s, TorchTimeReply* out, std::string* err) {
   json header = {{"op", "time"}, {"reps", reps}, {"budget_s", budget_s}};
   if (!sizes.empty()) header["sizes"] = sizes;
+  return TimeRequest(header, inputs, out, err);
+}
+
+bool TorchServer::TimeTorchOps(const std::string& name, const json& config, int reps, double budget_s,
+                               TorchTimeReply* out, std::string* err) {
+  const json header = {{"op", "time"}, {"torch_ops", name}, {"config", config}, {"reps", reps}, {"budget_s", budget_s}};
+  return TimeRequest(header, {}, out, err);
+}
+
+bool TorchServer::TimeRequest(const json& header, const std::vector<TorchTensor>& inputs, TorchTimeReply* out,
+                              std::string* err) {
   json h;
   std::vector<TorchTensor> none;
   if (!Send(header, inputs, &none, &h, err)) return false;

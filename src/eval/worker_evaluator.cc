@@ -182,7 +182,7 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
   for (const ConfigSpec* config : configs) {
     EvaluateCommand cmd;
     cmd.time = timed;
-    cmd.torch_yardstick = timed && req.torch_yardstick && !req.golden.torch_file.empty();
+    if (timed) cmd.torch_yardstick = req.torch_yardstick;
     cmd.policy = opts_.policy;
     cmd.seeds = FreshSeeds(req.seeds);
     if (!MakeWireConfig(op, *config, &cmd.config, &err)) return finish(Outcome::launch_error, err);

@@ -268,7 +268,7 @@ static void to_json(json& j, const EvaluateCommand& c) {
   j = {{"config", c.config}, {"golden", c.golden}, {"candidate", c.candidate},
        {"seeds", c.seeds},   {"time", c.time},     {"policy", c.policy}};
   if (!c.incumbent.empty()) j["incumbent"] = c.incumbent;  // none: correctness only
-  if (c.torch_yardstick) j["torch_yardstick"] = true;
+  if (!c.torch_yardstick.empty()) j["torch_yardstick"] = c.torch_yardstick;
 }
 FORGEK_WIRE_FROM(EvaluateCommand, ("config", "golden", "candidate", "seeds"), config, golden, candidate, incumbent,
                  seeds, time, policy, torch_yardstick)

@@ -11,6 +11,7 @@
 
 #include "forgek/seal/dispatch.h"
 #include "forgek/knowledge/store.h"
+#include "forgek/core/torch_helper.h"
 #include "forgek/report/torch_yardstick.h"
 #include "run_text.h"
 
@@ -147,7 +148,7 @@ bool RunState::Finish(std::string* err) {
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
   if (!opts_.compile_only && have_best_) AddStage("confirmation and seal", SecondsSince(seal_start));
-  if (!opts_.compile_only && summary_->stop_reason != StopReason::interrupted && !golden_.torch_file.empty()) {
+  if (!opts_.compile_only && summary_->stop_reason != StopReason::interrupted && !YardstickOf(op_).empty()) {
     const auto torch_start = std::chrono::steady_clock::now();
     MeasureTorchYardstick();
     AddStage("PyTorch yardstick", SecondsSince(torch_start));

@@ -10,6 +10,7 @@
 #include "forgek/core/hash.h"
 #include "forgek/seal/outside_shapes.h"
 #include "forgek/seal/seal.h"
+#include "forgek/core/torch_helper.h"
 #include "forgek/knowledge/store.h"
 #include "forgek/verdict/verdict.h"
 #include "run_text.h"
@@ -179,7 +180,8 @@ bool RunState::CheckOutsideSuite(const std::vector<std::pair<std::string, const 
 }
 
 void RunState::MeasureTorchYardstick() {
-  if (golden_.torch_file.empty() || !services_.evaluator) return;
+  const std::string yardstick = YardstickOf(op_);
+  if (yardstick.empty() || !services_.evaluator) return;
   const bool sealed = !summary_->seal_id.empty() && !sealed_kernels_.empty();
   const KernelUnderTest none;  // the kernel alone is timed: no incumbent
   EvalRequest req;
@@ -187,7 +189,7 @@ void RunState::MeasureTorchYardstick() {
   req.golden = golden_;
   req.seeds = 1;
   req.deadline_s = opts_.deadline_s;
-  req.torch_yardstick = true;
+  req.torch_yardstick = yardstick;
   EvalResult r = EvaluateByConfig(
       services_.evaluator, req,
       [&](const std::string& c) {

@@ -94,9 +94,10 @@ class RunState {
   void AnalyzeBest(std::map<std::string, double>* metrics);
   void SummarizeLearned();
   bool SealBest(std::string* err);
-  // An operator whose golden is a PyTorch problem: the kernel serving each config after the run
-  // (the new seal's, else the incumbent's) timed with PyTorch eager and torch.compile beside it
-  // (the yardstick people quote); into the summary's configs. A failure is said there, not fatal.
+  // An operator with a PyTorch yardstick (YardstickOf: a PyTorch golden, or operator.json's
+  // "yardstick"): the kernel serving each config after the run (the new seal's, else the
+  // incumbent's) timed with PyTorch eager and torch.compile beside it (the yardstick people
+  // quote); into the summary's configs. A failure is said there, not fatal.
   void MeasureTorchYardstick();
   // False (with the reason in the summary) when this run may not seal: --no-seal, --config.
   bool SealingAllowed();

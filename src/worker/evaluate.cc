@@ -254,10 +254,14 @@ EvaluateReply Evaluate(GpuContext* gpu, const EvaluateCommand& cmd, const Progre
     }
   }
   if (!cmd.time) return reply;
-  if (torch_golden && cmd.torch_yardstick) {
-    // torch.compile compiles here on its first call at this config: seconds to minutes.
-    progress("PyTorch eager and torch.compile on " + config.name, kTorchGoldenBudgetS);
-    MeasureTorchYardstick(gpu, &buffers, config, cmd.golden.torch_file, torch, &reply.torch);
+  if (!cmd.torch_yardstick.empty()) {
+    if (!torch) {
+      reply.torch.eager_error = reply.torch.compile_error = "this worker runs no torch helper";
+    } else {
+      // torch.compile compiles here on its first call at this config: seconds to minutes.
+      progress("PyTorch eager and torch.compile on " + config.name, kTorchGoldenBudgetS);
+      MeasureTorchYardstick(gpu, &buffers, config, cmd.torch_yardstick, torch, &reply.torch);
+    }
   }
 
   // The golden's outputs of the last seed are the truth for the audit: copies duplicate copy 0.

@@ -75,6 +75,16 @@ bool TorchGolden::Time(const std::string& file, const std::map<std::string, int6
   return true;
 }
 
+bool TorchGolden::TimeTorchOps(const std::string& name, const nlohmann::json& config, int reps, double budget_s,
+                               TorchTimeReply* out, std::string* err) {
+  // A helper already serving a problem file times torch_ops as well: no restart (importing torch
+  // takes seconds).
+  if (!server_.running() && !Ensure("", err)) return false;
+  std::string why;
+  if (!server_.TimeTorchOps(name, config, reps, budget_s, out, &why)) return *err = Failure("torch_ops." + name, why), false;
+  return true;
+}
+
 std::string TorchGolden::Failure(const std::string& file, const std::string& why) {
   // A broken pipe or a helper that ended (no torch, killed): the next request starts a fresh one.
   int code = -1;

@@ -35,6 +35,10 @@ class TorchGolden {
   // (TorchServer::Time). False with the reason, as Compute.
   bool Time(const std::string& file, const std::map<std::string, int64_t>& sizes,
             const std::vector<TorchTensor>& inputs, int reps, double budget_s, TorchTimeReply* out, std::string* err);
+  // A built-in operator's yardstick, scripts/torch_ops.py's `name` (TorchServer::TimeTorchOps); the
+  // helper serves no problem file for it.
+  bool TimeTorchOps(const std::string& name, const nlohmann::json& config, int reps, double budget_s,
+                    TorchTimeReply* out, std::string* err);
 
  private:
   bool Ensure(const std::string& file, std::string* err);

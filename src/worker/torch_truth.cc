@@ -47,6 +47,19 @@ bool GatherInputs(GpuContext* gpu, ConfigBuffers* buffers, std::vector<TorchTens
   return gpu->Sync("copy inputs to the host", err);
 }
 
+// The helper's samples summarised as the worker's own timings.
+void Summarise(const TorchTimeReply& reply, TorchYardstick* out) {
+  out->device = reply.device;
+  out->torch_version = reply.torch_version;
+  auto fill = [&reply](const std::string& mode, TimingStats* stats, std::string* error) {
+    if (auto e = reply.errors.find(mode); e != reply.errors.end()) *error = e->second;
+    else if (auto us = reply.us.find(mode); us != reply.us.end() && !us->second.empty()) *stats = Summarize(us->second, {});
+    else *error = "the helper timed no " + mode + " call";
+  };
+  fill("eager", &out->eager, &out->eager_error);
+  fill("compile", &out->compiled, &out->compile_error);
+}
+
 }  // namespace
 
 bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
@@ -88,8 +101,21 @@ bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig
   return true;
 }
 
-void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
-                           TorchGolden* torch, TorchYardstick* out) {
+void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config,
+                           const std::string& yardstick, TorchGolden* torch, TorchYardstick* out) {
+  TorchTimeReply reply;
+  std::string why;
+  if (yardstick.rfind(kTorchOpsYardstick, 0) == 0) {
+    // A built-in operator: the helper draws its inputs from the config's inits, on its device.
+    if (!torch->TimeTorchOps(yardstick.substr(std::string(kTorchOpsYardstick).size()), ToJson(config),
+                             kTorchYardstickReps, kTorchYardstickBudgetS, &reply, &why)) {
+      out->eager_error = out->compile_error = why;
+      return;
+    }
+    Summarise(reply, out);
+    return;
+  }
+  const std::string& file = yardstick;
   std::vector<TorchTensor> inputs;
   std::vector<TruthSpec> truths;
   std::vector<TensorBuffers*> results;
@@ -98,21 +124,11 @@ void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireCo
     out->eager_error = out->compile_error = err.message;
     return;
   }
-  TorchTimeReply reply;
-  std::string why;
   if (!torch->Time(file, config.values, inputs, kTorchYardstickReps, kTorchYardstickBudgetS, &reply, &why)) {
     out->eager_error = out->compile_error = why;
     return;
   }
-  out->device = reply.device;
-  out->torch_version = reply.torch_version;
-  auto fill = [&reply](const std::string& mode, TimingStats* stats, std::string* error) {
-    if (auto e = reply.errors.find(mode); e != reply.errors.end()) *error = e->second;
-    else if (auto us = reply.us.find(mode); us != reply.us.end() && !us->second.empty()) *stats = Summarize(us->second, {});
-    else *error = "the helper timed no " + mode + " call";
-  };
-  fill("eager", &out->eager, &out->eager_error);
-  fill("compile", &out->compiled, &out->compile_error);
+  Summarise(reply, out);
 }
 
 }  // namespace forgek::worker

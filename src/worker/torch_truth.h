@@ -25,7 +25,9 @@ bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig
 // dtypes) to the helper, which times the problem eagerly and under torch.compile; the samples
 // summarised as the worker's own (Summarize). A failure is said in `out` (eager_error), never
 // fails the evaluation: the yardstick is beside the verdict, not part of it.
-void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
-                           TorchGolden* torch, TorchYardstick* out);
+// `yardstick` is a PyTorch problem's path (its inputs: copy 0, as above) or "torch_ops:NAME" (a
+// built-in operator: the helper draws its inputs from the config's inits, scripts/torch_ops.py).
+void MeasureTorchYardstick(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config,
+                           const std::string& yardstick, TorchGolden* torch, TorchYardstick* out);
 
 }  // namespace forgek::worker

@@ -1,5 +1,6 @@
 // Tests of operator.json loading: the valid fixture, every class of mistake, located diagnostics.
 #include "forgek/core/operator_spec.h"
+#include "forgek/core/torch_helper.h"
 
 #include <gtest/gtest.h>
 
@@ -109,6 +110,21 @@ TEST(OperatorSpec, RangesLoadWithMultipleOfOneByDefault) {
   EXPECT_EQ(r.spec.ranges.at("N").min, 1);
   EXPECT_EQ(r.spec.ranges.at("N").max, 1 << 24);
   EXPECT_EQ(r.spec.ranges.at("N").multiple_of, 1);
+}
+
+TEST(OperatorSpec, AYardstickNamesAnEntryOfTorchOps) {
+  Loaded r = LoadEdited([](Json& j) { j["yardstick"] = {{"torch_ops", "softmax_fp32"}}; });
+  ASSERT_TRUE(r.ok) << r.Report();
+  EXPECT_EQ(r.spec.yardstick_torch_ops, "softmax_fp32");
+  EXPECT_EQ(YardstickOf(r.spec), "torch_ops:softmax_fp32");
+  Loaded none = LoadEdited([](Json&) {});
+  ASSERT_TRUE(none.ok) << none.Report();
+  EXPECT_EQ(YardstickOf(none.spec), "") << "a CUDA golden and no yardstick: nothing to time";
+  ExpectError(LoadEdited([](Json& j) { j["yardstick"] = "softmax_fp32"; }), "yardstick", "expected {\"torch_ops\"");
+  ExpectError(LoadEdited([](Json& j) { j["yardstick"] = Json::object(); }), "yardstick.torch_ops", "");
+  ExpectError(LoadEdited([](Json& j) { j["yardstick"] = {{"torch_ops", "os.system('x')"}}; }), "yardstick.torch_ops",
+              "is not a function name of scripts/torch_ops.py");
+  ExpectError(LoadEdited([](Json& j) { j["yardstick"] = {{"torch_ops", "a"}, {"expr", "b"}}; }), "yardstick.expr", "");
 }
 
 TEST(OperatorSpec, BrokenFixturesNameFileFieldAndLine) {

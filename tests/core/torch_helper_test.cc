@@ -170,6 +170,26 @@ TEST(TorchHelper, TimeSamplesEagerAndSaysWhatOfTorchCompile) {
   EXPECT_TRUE(server.Exchange("run", {in}, &again, &err)) << err;
 }
 
+// A built-in operator's yardstick (scripts/torch_ops.py): a helper serving no problem file draws the
+// inputs from the config's inits and times the named form.
+TEST(TorchHelper, TimeTorchOpsTimesANamedFormOnItsOwnInputs) {
+  TorchServer server;
+  std::string err;
+  ASSERT_TRUE(server.Start(Paths(), "", {}, &err)) << err;
+  const nlohmann::json config = {
+      {"op", "softmax_fp32"}, {"name", "small"}, {"values", {{"M", 4}, {"N", 8}}}, {"scalars", nlohmann::json::array()},
+      {"tensors",
+       {{{"name", "x"}, {"role", "input"}, {"dtype", "f32"}, {"shape", {4, 8}},
+         {"init", {{"dist", "normal"}, {"mean", 0}, {"std", 2}}}},
+        {{"name", "y"}, {"role", "output"}, {"dtype", "f32"}, {"shape", {4, 8}}}}}};
+  TorchTimeReply t;
+  ASSERT_TRUE(server.TimeTorchOps("softmax_fp32", config, 5, 60, &t, &err)) << err;
+  EXPECT_EQ(t.us["eager"].size(), 5u);
+  EXPECT_FALSE(server.TimeTorchOps("no_such_op", config, 5, 60, &t, &err));
+  EXPECT_NE(err.find("no operator no_such_op"), std::string::npos) << err;
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 // A definition kept as forgek's golden.json: its axes are the params, its scalar input comes with
 // its value, and the reference's largest output is reported.
 TEST(TorchHelper, DescribesAFlashInferDefinition) {

@@ -22,7 +22,7 @@ class YardstickEvaluator : public ScriptedEvaluator {
  public:
   YardstickEvaluator() : ScriptedEvaluator(Model) {}
   EvalResult Evaluate(const EvalRequest& req) override {
-    if (!req.torch_yardstick) return ScriptedEvaluator::Evaluate(req);
+    if (req.torch_yardstick.empty()) return ScriptedEvaluator::Evaluate(req);
     requests.push_back(req);
     EvalResult r;
     r.outcome = Outcome::correct;
@@ -76,10 +76,10 @@ TEST(TorchYardstickRun, TheKernelServingEachConfigIsTimedBesidePyTorch) {
 
   // One yardstick request, the last, with the problem file as the golden.
   int asked = 0;
-  for (const EvalRequest& r : gpu.requests) asked += r.torch_yardstick;
+  for (const EvalRequest& r : gpu.requests) asked += !r.torch_yardstick.empty();
   ASSERT_EQ(asked, 1);
   const EvalRequest& last = gpu.requests.back();
-  ASSERT_TRUE(last.torch_yardstick);
+  EXPECT_EQ(last.torch_yardstick, rig.dir.file("toy/golden.py")) << "the problem is its own yardstick";
   EXPECT_EQ(last.golden.torch_file, rig.dir.file("toy/golden.py"));
   EXPECT_TRUE(last.incumbent.library.empty() && last.incumbent.cubin.empty()) << "the kernel is timed alone";
   const bool sealed = !summary.seal_id.empty();
@@ -107,6 +107,24 @@ TEST(TorchYardstickRun, TheKernelServingEachConfigIsTimedBesidePyTorch) {
   EXPECT_TRUE(staged);
 }
 
+// A built-in operator (a CUDA golden) that names scripts/torch_ops.py's form as its yardstick: the
+// run asks for it by name; no python is needed for that until the worker runs it.
+TEST(TorchYardstickRun, ANamedTorchOpsYardstickIsAskedByName) {
+  TorchRig rig;
+  rig.op.yardstick_torch_ops = "toy_scale";
+  YardstickEvaluator gpu;
+  RunServices services{&rig.agent, &rig.compiler, &gpu, &rig.store};
+  RunOptions opts;
+  opts.iterations = 2;
+  opts.batch = 1;
+  RunSummary summary;
+  ASSERT_TRUE(RunOptimisation(rig.op, opts, services, &summary, &rig.err)) << rig.err;
+  ASSERT_FALSE(gpu.requests.empty());
+  EXPECT_EQ(gpu.requests.back().torch_yardstick, "torch_ops:toy_scale");
+  EXPECT_TRUE(gpu.requests.back().golden.torch_file.empty());
+  for (const ConfigComparison& c : summary.configs) EXPECT_DOUBLE_EQ(c.torch.eager.median_us, 80) << c.config;
+}
+
 TEST(TorchYardstickRun, ACudaGoldenAsksForNoYardstick) {
   TorchRig rig;
   YardstickEvaluator gpu;
@@ -116,7 +134,7 @@ TEST(TorchYardstickRun, ACudaGoldenAsksForNoYardstick) {
   opts.batch = 1;
   RunSummary summary;
   ASSERT_TRUE(RunOptimisation(rig.op, opts, services, &summary, &rig.err)) << rig.err;
-  for (const EvalRequest& r : gpu.requests) EXPECT_FALSE(r.torch_yardstick);
+  for (const EvalRequest& r : gpu.requests) EXPECT_TRUE(r.torch_yardstick.empty());
   for (const ConfigComparison& c : summary.configs) EXPECT_FALSE(c.torch.asked()) << c.config;
   EXPECT_EQ(RunSummaryText(summary).find("PyTorch beside"), std::string::npos);
 }

@@ -73,7 +73,7 @@ struct ConfigResult {
   std::string config;
   CorrectnessReport correctness;
   GoldenTiming golden;   // a PyTorch golden's cost on this config (seeds == 0 for a CUDA golden)
-  TorchYardstick torch;  // asked with EvalRequest::torch_yardstick of a PyTorch golden; else empty
+  TorchYardstick torch;  // asked with EvalRequest::torch_yardstick; else empty
   TimingStats candidate, incumbent;
   double speedup = 0;   // incumbent median / candidate median
   // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the
@@ -103,9 +103,10 @@ struct EvalRequest {
   int seeds = 2;                     // fresh seeds for correctness
   bool time = true;                  // false: correctness only
   double deadline_s = 10;            // per launch, enforced by the supervisor's watchdog
-  // With a PyTorch golden and `time`: PyTorch eager and torch.compile timed on each config too
-  // (ConfigResult::torch). torch.compile compiles once per config and process, seconds to minutes.
-  bool torch_yardstick = false;
+  // With `time`: PyTorch eager and torch.compile timed on each config too (ConfigResult::torch), of
+  // this yardstick (YardstickOf: "torch_ops:NAME" or a PyTorch problem's path; "" none).
+  // torch.compile compiles once per config and helper, seconds to minutes.
+  std::string torch_yardstick;
 };
 
 // A request to profile one kernel (timing run and counter runs kept apart by the worker).

@@ -107,6 +107,10 @@ struct OperatorSpec {
   // FILE's domain of that param; LoadSeed narrows the domains). Empty for "seed": "FILE".
   std::map<std::string, int64_t> seed_params;
   std::vector<std::string> families;  // paths relative to dir
+  // "yardstick": {"torch_ops": NAME}: PyTorch's own form of the operator, an entry of the shipped
+  // scripts/torch_ops.py, timed beside forgek's kernels (docs/importing.md, "PyTorch as the
+  // yardstick"); "" when none is named. An operator whose golden is a PyTorch problem needs none.
+  std::string yardstick_torch_ops;
 
   // "seed.cu", or "families/x.cu at BM=128, BN=128" for a seed that is one instance of a file.
   std::string SeedText() const;

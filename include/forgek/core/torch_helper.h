@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "forgek/core/operator_spec.h"
+
 namespace forgek {
 
 // The interpreter and the script. The interpreter: $FORGEK_PYTHON when set; else, of python3 in
@@ -36,6 +38,12 @@ bool CheckTorch(const TorchHelperPaths& paths, TorchCheck* out, std::string* err
 // True when an operator's `golden` names a PyTorch golden rather than a CUDA kernel: a KernelBench
 // problem (`.py`) or a FlashInfer-Bench definition (`.json`, docs/importing.md).
 bool IsTorchGolden(const std::string& golden);
+
+// What PyTorch times beside forgek's kernels for `op` (docs/importing.md, "PyTorch as the
+// yardstick"): "torch_ops:NAME" for operator.json's "yardstick", else the absolute path of a
+// PyTorch golden (the problem is its own yardstick), else "" (none).
+inline constexpr char kTorchOpsYardstick[] = "torch_ops:";
+std::string YardstickOf(const OperatorSpec& op);
 
 // Everything a PyTorch golden needs before a run starts (the helper found, torch imported), so
 // that a run without them stops at once. False with "the golden of OP is a PyTorch problem
@@ -134,11 +142,18 @@ class TorchServer {
   // stopped after `budget_s` (5 samples at least). False as Exchange, or when the reply is malformed.
   bool Time(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs, int reps,
             double budget_s, TorchTimeReply* out, std::string* err);
+  // `time` of scripts/torch_ops.py's `name` (a built-in operator's yardstick), its inputs drawn by
+  // the helper at `config` (the worker's WireConfig as JSON: values, tensors with inits, scalars).
+  // Needs no problem file: the helper may serve none.
+  bool TimeTorchOps(const std::string& name, const nlohmann::json& config, int reps, double budget_s,
+                    TorchTimeReply* out, std::string* err);
   bool running() const { return pid_ > 0; }
   // Closes its stdin and waits for it to end; its exit code (-1 when none was started).
   int Stop();
 
  private:
+  bool TimeRequest(const nlohmann::json& header, const std::vector<TorchTensor>& inputs, TorchTimeReply* out,
+                   std::string* err);
   bool Send(const nlohmann::json& header, const std::vector<TorchTensor>& tensors, std::vector<TorchTensor>* reply,
             nlohmann::json* reply_header, std::string* err);
 

@@ -121,9 +121,9 @@ struct EvaluateCommand {
   std::vector<uint64_t> seeds;  // fresh per evaluation; at least one
   bool time = true;
   TimingPolicy policy;
-  // A PyTorch golden's problem timed eagerly and under torch.compile too, before the candidate's
-  // timing (EvalRequest::torch_yardstick); only with `time`.
-  bool torch_yardstick = false;
+  // PyTorch timed eagerly and under torch.compile too, before the candidate's timing: the
+  // yardstick EvalRequest::torch_yardstick names ("" none); only with `time`.
+  std::string torch_yardstick;
 };
 
 // How an evaluate or profile request ended, the reply's "status" (spelled as the enumerator).
