@@ -55,6 +55,7 @@ struct BatchArgs {
   int batch = 4;
   uint64_t seed = 1;
   bool no_seal = false;
+  bool no_torch = false;
 };
 
 // Spawns `forgek [globals] --json run --op OP --gpus GPU, [run options]`, stdout to a file, stderr
@@ -75,6 +76,7 @@ class ProcessLauncher : public RunLauncher {
     if (budget.time_s > 0) argv.insert(argv.end(), {"--time", std::to_string(budget.time_s) + "s"});
     if (args_.patience > 0) argv.insert(argv.end(), {"--patience", std::to_string(args_.patience)});
     if (args_.no_seal) argv.push_back("--no-seal");
+    if (args_.no_torch) argv.push_back("--no-torch");
 
     std::string out_path = log_dir_ + "/" + op + ".json";
     std::string log_path = log_dir_ + "/" + op + ".log";
@@ -261,6 +263,7 @@ void set_batch_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")->check(CLI::Range(1, 64));
   cmd->add_option("--seed", a->seed, "Seed of the builtin agent's search");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal");
+  cmd->add_flag("--no-torch", a->no_torch, "Each run skips its PyTorch yardstick (run --no-torch)");
   cmd->callback([&ctx, a, cmd] {
     a->iterations_given = cmd->count("--iterations") > 0;
     Batch(ctx, *a);

@@ -36,6 +36,7 @@ struct RunArgs {
   int batch = 4;
   bool compile_only = false;
   bool no_seal = false;
+  bool no_torch = false;
   int confirm = 3;
   uint64_t seed = 1;
   int seeds = 2;
@@ -197,6 +198,7 @@ void Run(Context& ctx, const RunArgs& a) {
   opts.seeds = a.seeds;
   opts.deadline_s = a.deadline_s;
   opts.allow_seal = !a.no_seal;
+  opts.torch_yardstick = !a.no_torch;
   opts.confirm = a.confirm;
   opts.configs = a.configs;
   opts.resume_run = a.resume;
@@ -277,6 +279,9 @@ void set_run_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_flag("--compile-only", a->compile_only, "Run the agent and the compiler only (no GPU): checks an LLM setup");
   cmd->add_flag("--no-seal", a->no_seal, "Never seal, even when a candidate wins");
+  cmd->add_flag("--no-torch", a->no_torch,
+                "Skip the PyTorch yardstick at the end (torch eager and torch.compile timed beside the kernel "
+                "serving each config; docs/importing.md)");
   cmd->add_option("--confirm", a->confirm,
                   "Candidates rated faster that are re-measured, best first, until one holds and is sealed")
       ->check(CLI::Range(1, 16))

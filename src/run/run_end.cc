@@ -148,7 +148,8 @@ bool RunState::Finish(std::string* err) {
     if (summary_->seal_id.empty() && !SealDispatch(err)) return false;
   }
   if (!opts_.compile_only && have_best_) AddStage("confirmation and seal", SecondsSince(seal_start));
-  if (!opts_.compile_only && summary_->stop_reason != StopReason::interrupted && !YardstickOf(op_).empty()) {
+  if (!opts_.compile_only && opts_.torch_yardstick && summary_->stop_reason != StopReason::interrupted &&
+      !YardstickOf(op_).empty()) {
     const auto torch_start = std::chrono::steady_clock::now();
     MeasureTorchYardstick();
     AddStage("PyTorch yardstick", SecondsSince(torch_start));

@@ -32,6 +32,9 @@ struct RunOptions {
   double min_gain = 0.01;    // a seal must be at least 1% faster beyond noise
   int confirm = 3;           // `faster` candidates confirmed at most, best first, until one holds
   bool allow_seal = true;
+  // The PyTorch yardstick stage at the end (YardstickOf): torch eager and torch.compile beside the
+  // kernel serving each config. false: --no-torch.
+  bool torch_yardstick = true;
   int ablations = -1;        // ablations of the best after the search (timed interleaved against it);
                              // -1: iterations/8, between 1 and 4; 0: none
   std::vector<std::string> configs;  // evaluate only these (sealing then needs every config: off)
