@@ -144,7 +144,7 @@ STEPS=(
   # Imported problems end to end (docs/importing.md): each KernelBench problem and FlashInfer-Bench
   # definition of tests/fixtures/import/ with its seed, run from an empty store; the table of the
   # kernel serving each config vs torch eager vs torch.compile (the run's PyTorch yardstick).
-  "import-e2e|timeout ${IMPORT_TIMEOUT:-560} python3 scripts/import_e2e.py --forgek $bin/forgek --time ${IMPORT_T:-30} ${IMPORT_ONLY:+--only $IMPORT_ONLY} --keep $PWD/$out/import-e2e --markdown $out/import-e2e.md --json $out/import-e2e.json"
+  "import-e2e|timeout ${IMPORT_TIMEOUT:-560} python3 scripts/import_e2e.py --forgek $bin/forgek --time ${IMPORT_T:-30} ${IMPORT_ONLY:+--only $IMPORT_ONLY} --keep $PWD/$out/import-e2e --markdown $out/import-e2e.md --json $out/import-e2e.json --scripted-port ${LLM_PORT:-8765}"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"

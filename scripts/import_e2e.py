@@ -5,7 +5,11 @@ of its own, then `forgek run` from an empty store; the run's PyTorch yardstick g
 the kernel that serves it (the seal, else the seed) beside torch eager and torch.compile.
 
 Usage: scripts/import_e2e.py --forgek BIN [--only a,b] [--time S] [--iterations N] [--keep DIR]
-                             [--markdown FILE] [--json FILE]
+                             [--markdown FILE] [--json FILE] [--scripted-port P]
+
+With --scripted-port, softmax_rows is run a second time with the LLM agent against
+scripts/scripted_model.py (loopback, its softmax kernels renamed to the imported operator's names):
+the builtin agent and the scripted model, each from an empty store.
 Prints the table (markdown) on stdout. Exit 0 when every problem imported and ran and its yardstick
 was measured, 1 otherwise, 2 on a usage error. Standard library only.
 """
@@ -17,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -38,6 +43,11 @@ PROBLEMS = [
     ("rmsnorm_f16", "flashinfer", "flashinfer/rmsnorm_d4096.json", "rmsnorm_f16_seed.cu",
      ["--sizes", "batch_size=64", "--scalars", "eps=1e-6"]),
 ]
+
+
+# Problems the scripted model serves (scripts/scripted_model.py --rename): softmax_fp32's names as
+# the imported operator has them.
+SCRIPTED = {"softmax_rows": "x=x,y=out,M=batch_size,N=dim"}
 
 
 def run(cmd, timeout):
@@ -65,6 +75,7 @@ def main(argv):
     ap.add_argument("--keep", default="", help="keep the operator folders, stores and logs here")
     ap.add_argument("--markdown", default="")
     ap.add_argument("--json", default="")
+    ap.add_argument("--scripted-port", type=int, default=0)
     a = ap.parse_args(argv)
     names = [n for n in a.only.split(",") if n]
     unknown = sorted(set(names) - {p[0] for p in PROBLEMS})
@@ -90,53 +101,26 @@ def main(argv):
             ok = False
             print("import_e2e: %s: %s" % (name, row["error"]), file=sys.stderr)
             continue
-        store = os.path.join(work, name + ".db")
-        for f in (store, store + "-wal", store + "-shm"):
-            if os.path.exists(f):
-                os.remove(f)
-        rc, out, err = run([a.forgek, "--operators", ops, "--store", store, "--json", "run", "--op", name, "--time",
-                            str(a.time), "--iterations", str(a.iterations)], a.time + 600)
-        with open(os.path.join(work, name + ".log"), "w") as f:
-            f.write(err)
-        try:
-            summary = json.loads(out)
-        except ValueError:
-            summary = None
-        if rc != 0 or not isinstance(summary, dict):
-            row["error"] = "run failed (exit %d): %s" % (rc, err.strip()[-600:])
-            results.append(row)
-            ok = False
-            print("import_e2e: %s: %s" % (name, row["error"]), file=sys.stderr)
-            continue
-        row["seal"] = summary.get("seal", "")
-        row["seal_reason"] = summary.get("seal_reason", "")
-        row["attempts"] = summary.get("attempts", 0)
-        row["configs"] = []
-        for c in summary.get("configs", []):
-            t = c.get("torch") or {}
-            if not t.get("eager", {}).get("median_us"):
-                ok = False
-            row["configs"].append({"config": c.get("config"), "kernel": t.get("kernel", ""),
-                                   "kernel_us": t.get("kernel_us", 0), "eager": t.get("eager", {}),
-                                   "compile": t.get("compile", {}), "speedup_vs_eager": t.get("speedup_vs_eager", 0),
-                                   "speedup_vs_compile": t.get("speedup_vs_compile", 0),
-                                   "torch_version": t.get("torch_version", "")})
-        if not row["configs"]:
-            ok = False
-        results.append(row)
-        print("import_e2e: %s: %s" % (name, row["seal_reason"][:200]), file=sys.stderr)
+        agents = ["builtin"] + (["scripted"] if a.scripted_port and name in SCRIPTED else [])
+        for agent in agents:
+            row_a = dict(row, agent=agent)
+            ok = run_one(a, ops, work, name, agent, row_a) and ok
+            results.append(row_a)
+            print("import_e2e: %s (%s): %s" % (name, agent, row_a.get("error") or row_a["seal_reason"][:200]),
+                  file=sys.stderr)
 
-    lines = ["| problem | config | forgek kernel | forgek us | torch eager us | torch.compile us | vs eager | vs compile | seal |",
-             "|---|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| problem | agent | config | forgek kernel | forgek us | torch eager us | torch.compile us | vs eager | vs compile | seal |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if "error" in r:
-            lines.append("| %s | - | - | - | - | - | - | - | %s |" % (r["problem"], r["error"][:120].replace("|", "/")))
+            lines.append("| %s | %s | - | - | - | - | - | - | - | %s |" % (r["problem"], r.get("agent", "-"),
+                                                                      r["error"][:120].replace("|", "/")))
             continue
         for c in r["configs"]:
             comp = c["compile"]
             comp_cell = fmt_us(comp.get("median_us")) if "median_us" in comp else "(%s)" % comp.get("error", "?")[:60]
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                r["problem"], c["config"], c["kernel"] or "-", fmt_us(c["kernel_us"]),
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["problem"], r["agent"], c["config"], c["kernel"] or "-", fmt_us(c["kernel_us"]),
                 fmt_us(c["eager"].get("median_us")), comp_cell.replace("|", "/"), fmt_x(c["speedup_vs_eager"]),
                 fmt_x(c["speedup_vs_compile"]), (r["seal"] or "none")[:12]))
     table = "\n".join(lines)
@@ -150,6 +134,60 @@ def main(argv):
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)
     return 0 if ok else 1
+
+
+def run_one(a, ops, work, name, agent, row):
+    """One `forgek run` of an imported problem from an empty store; fills `row`; False on a failure."""
+    store = os.path.join(work, "%s-%s.db" % (name, agent))
+    for f in (store, store + "-wal", store + "-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    cmd = [a.forgek, "--operators", ops, "--store", store, "--json", "run", "--op", name, "--time", str(a.time),
+           "--iterations", str(a.iterations)]
+    server = None
+    env = None
+    if agent == "scripted":
+        server = subprocess.Popen([sys.executable, os.path.join(HERE, "scripted_model.py"), "--port",
+                                   str(a.scripted_port), "--rename", SCRIPTED[name]],
+                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "scripted-model.log"), "w"))
+        time.sleep(1)
+        cmd += ["--agent", "llm", "--model", "scripted", "--base-url", "http://127.0.0.1:%d/v1" % a.scripted_port,
+                "--batch", "1"]
+        env = dict(os.environ, OPENAI_API_KEY="dummy")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.time + 600, env=env)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, e.stdout or "", "timed out"
+    finally:
+        if server:
+            server.kill()
+    with open(os.path.join(work, "%s-%s.log" % (name, agent)), "w") as f:
+        f.write(err if isinstance(err, str) else "")
+    try:
+        summary = json.loads(out)
+    except ValueError:
+        summary = None
+    if rc != 0 or not isinstance(summary, dict):
+        row["error"] = "run failed (exit %d): %s" % (rc, (err if isinstance(err, str) else "").strip()[-600:])
+        return False
+    ok = True
+    row["seal"] = summary.get("seal", "")
+    row["seal_reason"] = summary.get("seal_reason", "")
+    row["attempts"] = summary.get("attempts", 0)
+    row["configs"] = []
+    for c in summary.get("configs", []):
+        t = c.get("torch") or {}
+        if not t.get("eager", {}).get("median_us"):
+            ok = False
+        row["configs"].append({"config": c.get("config"), "kernel": t.get("kernel", ""),
+                               "kernel_us": t.get("kernel_us", 0), "eager": t.get("eager", {}),
+                               "compile": t.get("compile", {}), "speedup_vs_eager": t.get("speedup_vs_eager", 0),
+                               "speedup_vs_compile": t.get("speedup_vs_compile", 0),
+                               "torch_version": t.get("torch_version", "")})
+    if not row["configs"]:
+        ok = False
+    return ok
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@ improved by one rung, a compile error or a wrong result falls back to a kernel k
     OPENAI_API_KEY=dummy forgek run --op softmax_fp32 --agent llm --model scripted \
         --base-url http://127.0.0.1:8765/v1
     python3 scripts/scripted_model.py --print-kernels DIR   # write every kernel it serves to DIR
+
+--rename x=x,y=out,M=batch_size,N=dim serves the same kernels to an operator whose tensors and
+params are named otherwise (an imported softmax: `forgek ops import kernelbench level1_23_Softmax.py`):
+the names are replaced in each kernel's manifest (args, grid, constraints), never in its code.
 """
 import argparse
 import http.server
@@ -178,8 +182,20 @@ def family_variant_of(text):
     return int(m.group(1)) if m else None
 
 
+RENAME = {}  # softmax_fp32's tensor and param names -> the served operator's (--rename)
+
+
+def renamed(code):
+    """`code` with the manifest's names replaced by RENAME (whole identifiers only)."""
+    if not RENAME:
+        return code
+    end = code.index("*/")
+    pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in RENAME) + r")\b")
+    return pattern.sub(lambda m: RENAME[m.group(1)], code[:end]) + code[end:]
+
+
 def reply(text, code):
-    return f"{text}\n\n```cuda\n{code}```\n"
+    return f"{text}\n\n```cuda\n{renamed(code)}```\n"
 
 
 def answer(last, previous):
@@ -248,15 +264,22 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--print-kernels", metavar="DIR", help="write every kernel served to DIR and exit")
+    p.add_argument("--rename", default="", metavar="OLD=NEW,...",
+                   help="names of softmax_fp32 (x, y, M, N) as the served operator has them")
     a = p.parse_args()
+    for item in filter(None, a.rename.split(",")):
+        old, _, new = item.partition("=")
+        if old not in ("x", "y", "M", "N") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", new):
+            p.error(f"--rename {item}: expected OLD=NEW with OLD one of x, y, M, N")
+        RENAME[old] = new
     if a.print_kernels:
         os.makedirs(a.print_kernels, exist_ok=True)
         for r in range(len(LADDER)):
             with open(os.path.join(a.print_kernels, f"rung{r}.cu"), "w") as f:
-                f.write(kernel(r))
+                f.write(renamed(kernel(r)))
         for v in range(4):
             with open(os.path.join(a.print_kernels, f"family{v}.cu"), "w") as f:
-                f.write(family(v))
+                f.write(renamed(family(v)))
         return
     server = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     print(f"scripted model on http://127.0.0.1:{a.port}/v1", flush=True)
