@@ -683,6 +683,9 @@ def compiled_or_why(torch, fn):
     if not hasattr(torch, "compile"):
         return None, "torch %s has no torch.compile" % torch.__version__
     try:
+        # A fresh start per config, as scripts/compare_torch.py does: without it the second shape
+        # recompiles with dynamic dimensions (slower code), and past dynamo's cache limit runs eager.
+        torch._dynamo.reset()
         return torch.compile(fn), ""
     except Exception as e:
         return None, "torch.compile: %s: %s" % (type(e).__name__, e)
