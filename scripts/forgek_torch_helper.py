@@ -21,6 +21,12 @@
   forgek_torch_helper.py check
       Imports torch and prints {"python", "torch", "cuda"}; exit 1 with {"error"} when it cannot.
 
+  forgek_torch_helper.py seed FILE.py [--sizes NAME=V,...]
+      The seed forgek writes for an elementwise KernelBench problem: Model.forward traced with
+      torch.fx, each operation (activations, arithmetic with numbers or same-shaped inputs) a
+      float expression, one thread per element; prints {"seed": TEXT}. Anything else is refused
+      as `describe` refuses (exit 1, {"error", "file", "line"}), naming the operation.
+
 Protocol: every message, both ways, is one header line of UTF-8 JSON ending in "\n", then the raw
 bytes of its tensors in header order, each `nbytes` long, little-endian, C-contiguous.
   request  {"op": "echo" | "run" | "time", "tensors": [{"name", "dtype", "shape", "nbytes"}, ...], "sizes": {...}}
@@ -301,6 +307,200 @@ def describe(path, sizes):
                if not k.startswith("_") and type(v) in (int, float) and k not in constants}
     return {"file": path, "params": sorted(constants), "config": config, "tensors": tensors,
             "fixed": scalars, "torch": torch.__version__}
+
+
+# ---- a seed forgek writes itself: elementwise problems ----
+
+# Unary elementwise operations as C expressions of a float `{0}`; parameters (`{a}`, `{b}`) come from
+# the call's arguments or the module's attributes with these defaults (PyTorch's).
+UNARY = {
+    "relu": ("fmaxf({0}, 0.f)", {}),
+    "sigmoid": ("(1.f / (1.f + expf(-{0})))", {}),
+    "tanh": ("tanhf({0})", {}),
+    "exp": ("expf({0})", {}),
+    "log": ("logf({0})", {}),
+    "abs": ("fabsf({0})", {}),
+    "neg": ("(-{0})", {}),
+    "sqrt": ("sqrtf({0})", {}),
+    "rsqrt": ("rsqrtf({0})", {}),
+    "sin": ("sinf({0})", {}),
+    "cos": ("cosf({0})", {}),
+    "erf": ("erff({0})", {}),
+    "square": ("({0} * {0})", {}),
+    "reciprocal": ("(1.f / {0})", {}),
+    "silu": ("({0} / (1.f + expf(-{0})))", {}),
+    "softsign": ("({0} / (1.f + fabsf({0})))", {}),
+    "mish": ("({0} * tanhf(log1pf(expf({0}))))", {}),
+    "selu": ("(1.0507009873554805f * ({0} > 0.f ? {0} : 1.6732632423543772f * expm1f({0})))", {}),
+    "hardsigmoid": ("fminf(fmaxf({0} / 6.f + 0.5f, 0.f), 1.f)", {}),
+    "hardswish": ("({0} * fminf(fmaxf({0} + 3.f, 0.f), 6.f) / 6.f)", {}),
+    "leaky_relu": ("({0} > 0.f ? {0} : {a} * {0})", {"a": ("negative_slope", 0.01)}),
+    "elu": ("({0} > 0.f ? {0} : {a} * expm1f({0}))", {"a": ("alpha", 1.0)}),
+    "celu": ("({0} > 0.f ? {0} : {a} * expm1f({0} / {a}))", {"a": ("alpha", 1.0)}),
+    "softplus": ("({a} * {0} > {b} ? {0} : log1pf(expf({a} * {0})) / {a})", {"a": ("beta", 1.0), "b": ("threshold", 20.0)}),
+    "hardtanh": ("fminf(fmaxf({0}, {a}), {b})", {"a": ("min_val", -1.0), "b": ("max_val", 1.0)}),
+    "clamp": ("fminf(fmaxf({0}, {a}), {b})", {"a": ("min", float("-inf")), "b": ("max", float("inf"))}),
+    "clip": ("fminf(fmaxf({0}, {a}), {b})", {"a": ("min", float("-inf")), "b": ("max", float("inf"))}),
+}
+GELU = {"none": "(0.5f * {0} * (1.f + erff({0} * 0.7071067811865476f)))",
+        "tanh": "(0.5f * {0} * (1.f + tanhf(0.7978845608028654f * ({0} + 0.044715f * {0} * {0} * {0}))))"}
+BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "truediv": "({0} / {1})",
+          "div": "({0} / {1})", "maximum": "fmaxf({0}, {1})", "minimum": "fminf({0}, {1})", "pow": "powf({0}, {1})"}
+# nn modules by class name -> the functional name above.
+MODULES = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "GELU": "gelu", "SiLU": "silu", "Mish": "mish",
+           "SELU": "selu", "ELU": "elu", "CELU": "celu", "LeakyReLU": "leaky_relu", "Softplus": "softplus",
+           "Softsign": "softsign", "Hardtanh": "hardtanh", "Hardsigmoid": "hardsigmoid", "Hardswish": "hardswish"}
+C_TYPES = {"f32": ("float", "{0}", "{0}"), "f16": ("__half", "__half2float({0})", "__float2half({0})"),
+           "bf16": ("__nv_bfloat16", "__bfloat162float({0})", "__float2bfloat16({0})")}
+
+
+def c_float(v):
+    if v == float("inf"):
+        return "__int_as_float(0x7f800000)"
+    if v == float("-inf"):
+        return "__int_as_float(0xff800000)"
+    return "%.9gf" % float(v) if "." in "%.9g" % float(v) or "e" in "%.9g" % float(v) else "%.1ff" % float(v)
+
+
+def manifest_text(m):
+    """A manifest as the shipped kernels write theirs: one launch a line."""
+    launches = ",\n    ".join(json.dumps(l) for l in m["launches"])
+    return '{ "name": %s, "params": %s,\n  "launches": [\n    %s\n  ] }' % (
+        json.dumps(m["name"]), json.dumps(m["params"]), launches)
+
+
+def elementwise_seed(path, sizes):
+    """A seed kernel for a problem whose forward is a chain of elementwise operations over tensors
+    of the output's shape (and numbers): traced with torch.fx, each operation a float expression,
+    one thread per element. Refused, naming why, for anything else."""
+    torch = import_torch()
+    import torch.fx  # noqa: F401
+    d = describe(path, sizes)
+    outputs = [t for t in d["tensors"] if t["role"] == "output"]
+    inputs = [t for t in d["tensors"] if t["role"] == "input"]
+    if len(outputs) != 1:
+        raise Refused("forgek writes a seed for one output; the problem has %d" % len(outputs))
+    out = outputs[0]
+    for t in inputs:
+        if t.get("state_key"):
+            raise Refused("the Model has parameters (%s): not an elementwise problem" % t["name"])
+        if t["shape"] != out["shape"]:
+            raise Refused("input %s has shape %s, the output %s: forgek writes seeds only where every input "
+                          "has the output's shape" % (t["name"], t["shape"], out["shape"]))
+    for t in inputs + outputs:
+        if t["dtype"] not in C_TYPES:
+            raise Refused("tensor %s is %s: forgek writes seeds for f32, f16 and bf16 tensors" % (t["name"], t["dtype"]))
+    # The trace does not depend on the sizes: the problem is built at small ones (a benchmark's own
+    # may be gigabytes).
+    small = {c: PROBES[0][i % len(PROBES[0])] for i, c in enumerate(sorted(d["params"]))}
+    module = load_problem(os.path.abspath(path), small)
+    model, _, names, _ = instantiate(torch, module, path)
+    try:
+        graph = torch.fx.symbolic_trace(model).graph
+    except Exception as e:
+        raise Refused("torch.fx cannot trace Model.forward (%s: %s)" % (type(e).__name__, e), line_of(module.Model.forward))
+    by_name = {t["name"]: t for t in inputs}
+    modules = dict(model.named_modules())
+    values, lines, placeholders, result = {}, [], [], None
+
+    def operand(a):
+        if isinstance(a, torch.fx.Node):
+            return values[a.name]
+        if isinstance(a, bool) or not isinstance(a, (int, float)):
+            raise Refused("an operand %r is neither a tensor of the forward nor a number" % (a,))
+        return c_float(a)
+
+    def param(node, index, key, default):
+        v = node.kwargs.get(key, node.args[index] if len(node.args) > index else default)
+        if v is None:
+            v = default
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise Refused("%s of %s is %r, not a number" % (key, node.target, v))
+        return c_float(v)
+
+    def unary(node, name, x, attrs=None):
+        if name == "gelu":
+            approx = (attrs or {}).get("approximate", node.kwargs.get("approximate", "none"))
+            if approx not in GELU:
+                raise Refused("gelu with approximate=%r" % approx)
+            return GELU[approx].format(x)
+        form, params = UNARY[name]
+        filled = {}
+        for i, (slot, (key, default)) in enumerate(sorted(params.items())):
+            if attrs is not None:
+                v = attrs.get(key, default)
+                filled[slot] = c_float(default if v is None else v)
+            else:
+                filled[slot] = param(node, 1 + i, key, default)
+        return form.format(x, **filled)
+
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            if node.name not in by_name and node.target not in by_name:
+                raise Refused("forward's argument %s is not one of the problem's inputs" % node.target)
+            t = by_name.get(node.target, by_name.get(node.name))
+            placeholders.append(t["name"])
+            values[node.name] = "v%d" % len(lines)
+            lines.append("const float v%d = %s;" % (len(lines), C_TYPES[t["dtype"]][1].format(t["name"] + "[i]")))
+            continue
+        if node.op == "output":
+            if not isinstance(node.args[0], torch.fx.Node):
+                raise Refused("forward returns %r: forgek writes a seed for one tensor" % (node.args[0],))
+            result = values[node.args[0].name]
+            continue
+        if node.op == "call_module":
+            m = modules.get(node.target)
+            kind = MODULES.get(type(m).__name__)
+            if kind is None:
+                raise Refused("forward calls module %s (%s), which is not an elementwise activation forgek writes"
+                              % (node.target, type(m).__name__))
+            attrs = {k: getattr(m, k) for k in ("negative_slope", "alpha", "beta", "threshold", "min_val", "max_val",
+                                                 "approximate") if hasattr(m, k)}
+            expr = unary(node, kind, operand(node.args[0]), attrs)
+        elif node.op in ("call_function", "call_method"):
+            name = node.target if node.op == "call_method" else getattr(node.target, "__name__", str(node.target))
+            name = name.rstrip("_") if name.endswith("_") and not name.startswith("_") else name
+            if name in BINARY and len(node.args) >= 2:
+                expr = BINARY[name].format(operand(node.args[0]), operand(node.args[1]))
+            elif name in UNARY or name == "gelu":
+                expr = unary(node, name, operand(node.args[0]))
+            else:
+                raise Refused("forward calls %s, which is not an elementwise operation forgek writes a seed for "
+                              "(give --seed FILE or --agent llm)" % name)
+        else:
+            raise Refused("forward reads %s (%s): not an elementwise problem" % (node.target, node.op))
+        values[node.name] = "v%d" % len(lines)
+        lines.append("const float v%d = %s;" % (len(lines), expr))
+    if result is None:
+        raise Refused("forward returns nothing forgek can write")
+    dims = [x for x in out["shape"] if isinstance(x, str)]
+    literal = 1
+    for x in out["shape"]:
+        if not isinstance(x, str):
+            literal *= int(x)
+    count = " * ".join(["(long)" + n for n in dims] + ([str(literal)] if literal != 1 or not dims else []))
+    grid_count = " * ".join(dims + ([str(literal)] if literal != 1 or not dims else []))
+    tensors = [n for n in names if n in by_name] + [out["name"]]
+    c_args = ["const %s* __restrict__ %s" % (C_TYPES[by_name[n]["dtype"]][0], n) for n in tensors[:-1]]
+    c_args.append("%s* __restrict__ %s" % (C_TYPES[out["dtype"]][0], out["name"]))
+    c_args += ["int %s" % n for n in dims]
+    manifest = {"name": "elementwise_seed", "params": {"THREADS": 256},
+                "launches": [{"kernel": "elementwise_seed", "grid": ["ceil_div(%s, THREADS)" % grid_count],
+                              "block": ["THREADS"], "args": tensors + dims}]}
+    headers = ""
+    if any(t["dtype"] == "f16" for t in inputs + outputs):
+        headers += "#include <cuda_fp16.h>\n"
+    if any(t["dtype"] == "bf16" for t in inputs + outputs):
+        headers += "#include <cuda_bf16.h>\n"
+    body = "\n".join("  " + l for l in lines)
+    store = C_TYPES[out["dtype"]][2].format(result)
+    return ("/* forgek\n%s\n*/\n// Written by forgek from the problem's traced forward (%s): one thread per element, each\n"
+            "// operation of the forward as a float expression.\n%s"
+            "extern \"C\" __global__ void elementwise_seed(%s) {\n"
+            "  const long i = (long)blockIdx.x * THREADS + threadIdx.x;\n"
+            "  if (i >= %s) return;\n%s\n  %s[i] = %s;\n}\n"
+            % (manifest_text(manifest), os.path.basename(path), headers, ", ".join(c_args), count, body,
+               out["name"], store))
 
 
 # ---- FlashInfer-Bench definitions (docs/flashinfer-trace/definition.mdx of flashinfer-bench) ----
@@ -860,6 +1060,9 @@ def main(argv):
     s.add_argument("file", nargs="?")
     s.add_argument("--sizes", default="")
     sub.add_parser("check")
+    w = sub.add_parser("seed")
+    w.add_argument("file")
+    w.add_argument("--sizes", default="")
     args = parser.parse_args(argv)
     try:
         if args.cmd == "check":
@@ -868,6 +1071,11 @@ def main(argv):
                               "cuda": bool(torch.cuda.is_available())}))
             return 0
         sizes = parse_sizes(args.sizes)
+        if args.cmd == "seed":
+            if not os.path.isfile(args.file):
+                raise Refused("no such file")
+            print(json.dumps({"seed": elementwise_seed(args.file, sizes)}))
+            return 0
         if args.cmd == "describe":
             if not os.path.isfile(args.file):
                 raise Refused("no such file")

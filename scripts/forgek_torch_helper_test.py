@@ -161,6 +161,64 @@ def write_json(folder, doc, name="golden.json"):
     return path
 
 
+ACTIVATIONS = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, a, b):
+        return F.gelu(self.act(a) * 2.0 + torch.sigmoid(b), approximate="tanh").clamp(min=-1.0)
+
+batch_size = 64
+dim = 128
+
+def get_inputs():
+    return [torch.randn(batch_size, dim).bfloat16(), torch.randn(batch_size, dim).bfloat16()]
+
+def get_init_inputs():
+    return []
+"""
+
+
+class SeedTest(unittest.TestCase):
+    def seed(self, path, *extra):
+        p = subprocess.run([sys.executable, SCRIPT, "seed", path, *extra], capture_output=True, text=True, timeout=300)
+        return p.returncode, json.loads(p.stdout)
+
+    def test_relu_is_one_thread_per_element(self):
+        rc, d = self.seed(os.path.join(FIXTURES, "level1_19_ReLU.py"))
+        self.assertEqual(rc, 0, d)
+        text = d["seed"]
+        self.assertIn('"args": ["x", "out", "batch_size", "dim"]', text)
+        self.assertIn('"grid": ["ceil_div(batch_size * dim, THREADS)"]', text)
+        self.assertIn("const float v1 = fmaxf(v0, 0.f);", text)
+        self.assertIn("out[i] = v1;", text)
+
+    def test_a_chain_of_activations_and_numbers_in_bf16(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = self.seed(write_problem(tmp, ACTIVATIONS))
+        self.assertEqual(rc, 0, d)
+        text = d["seed"]
+        for piece in ("#include <cuda_bf16.h>", "const __nv_bfloat16* __restrict__ a", "__bfloat162float(b[i])",
+                      "(v0 > 0.f ? v0 : 0.2f * v0)", "(v2 * 2.0f)", "(1.f / (1.f + expf(-v1)))",
+                      "tanhf(0.7978845608028654f", "fminf(fmaxf(v6, -1.0f), __int_as_float(0x7f800000))",
+                      "out[i] = __float2bfloat16(v7);"):
+            self.assertIn(piece, text)
+
+    def test_what_is_not_elementwise_is_refused_naming_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = self.seed(write_problem(tmp, PROBLEM.format(body="torch.matmul(x, x)", inputs="torch.rand(rows, rows)")))
+        self.assertEqual(rc, 1)
+        self.assertIn("forward calls matmul", d["error"])
+        rc, d = self.seed(os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py"))
+        self.assertEqual(rc, 1)
+        self.assertIn("every input has the output's shape", d["error"])
+
+
 class DefinitionTest(unittest.TestCase):
     def test_gemm_tensors_follow_the_axes(self):
         rc, d = describe(os.path.join(FLASHINFER, "gemm_n4096_k4096.json"), "--sizes", "M=3")

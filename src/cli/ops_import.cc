@@ -270,10 +270,16 @@ class StagedOperator {
 };
 
 // --seed FILE or --agent llm (with --model), one of them; checked before anything is read or written.
-void CheckSeedSource(const ImportArgs& a) {
+TorchHelperPaths HelperPaths();
+
+// `forgek_may_write`: without either, forgek writes the seed of an elementwise problem itself
+// (KernelBench problems only).
+void CheckSeedSource(const ImportArgs& a, bool forgek_may_write) {
   std::string why;
   if (!a.agent.empty() && a.agent != "llm") throw UsageError("--agent must be llm (the seed asked of the model), not '" + a.agent + "'");
-  if (a.seed.empty() == a.agent.empty())
+  if (!a.seed.empty() && !a.agent.empty())
+    throw UsageError("give the seed kernel with --seed FILE, or ask the model for one with --agent llm --model M: not both");
+  if (a.seed.empty() && a.agent.empty() && !forgek_may_write)
     throw UsageError("give the seed kernel with --seed FILE, or ask the model for one with --agent llm --model M");
   if (!a.seed.empty() && !IsReadableFile(a.seed, &why)) throw UsageError("--seed " + a.seed + " " + why);
   if (a.agent.empty()) return;
@@ -291,6 +297,19 @@ void CheckSeedSource(const ImportArgs& a) {
 void WriteSeed(StagedOperator* stage, const ImportArgs& a) {
   if (!a.seed.empty()) {
     stage->Copy("seed.cu", a.seed);
+    return;
+  }
+  if (a.agent.empty()) {
+    // An elementwise KernelBench problem: forgek writes the seed from the traced forward.
+    std::string source;
+    ProblemError refusal;
+    if (!WriteElementwiseSeed(HelperPaths(), fs::absolute(a.file).string(), ParseSizes(a.sizes), 600, &source,
+                              &refusal)) {
+      refusal.file = a.file;
+      throw Failure("no seed given, and forgek writes one only for an elementwise problem: " + refusal.str() +
+                    " (nothing written; give --seed FILE or --agent llm --model M)");
+    }
+    stage->Write("seed.cu", source);
     return;
   }
   stage->Write("seed.cu", "");  // the operator loads with its seed named; the model's reply replaces it
@@ -330,7 +349,7 @@ TorchHelperPaths HelperPaths() {
 void ImportKernelBench(const Context& ctx, const ImportArgs& a) {
   std::string why;
   if (!IsReadableFile(a.file, &why)) throw UsageError(a.file + " " + why);
-  CheckSeedSource(a);
+  CheckSeedSource(a, true);
   const std::map<std::string, int64_t> sizes = ParseSizes(a.sizes);
   const std::string name = a.name.empty() ? NameFromFile(a.file) : a.name;
   const std::string dest = Destination(ctx, a, name);
@@ -446,7 +465,7 @@ json FlashInferOperatorJson(const FiDefinition& def, const KernelBenchProblem& p
 void ImportFlashInfer(const Context& ctx, const ImportArgs& a) {
   std::string why;
   if (!IsReadableFile(a.file, &why)) throw UsageError(a.file + " " + why);
-  CheckSeedSource(a);
+  CheckSeedSource(a, false);
   if (!a.workloads.empty() && !IsReadableFile(a.workloads, &why)) throw UsageError("--workloads " + a.workloads + " " + why);
   if (!a.workloads.empty() && !a.sizes.empty()) throw UsageError("--sizes: the workloads give the var axes' values");
   FiDefinition def;
@@ -513,7 +532,9 @@ void AddOpsImportCommand(CLI::App* ops, Context& ctx) {
   CLI::App* kb = import->add_subcommand(
       "kernelbench", "A KernelBench problem (Model, get_inputs, get_init_inputs) with PyTorch as the golden");
   kb->add_option("file", a->file, "The problem's .py file")->required();
-  kb->add_option("--seed", a->seed, "The seed kernel (candidate format), also the reference");
+  kb->add_option("--seed", a->seed,
+                 "The seed kernel (candidate format), also the reference; without it (and --agent), forgek writes "
+                 "one for an elementwise problem");
   kb->add_option("--sizes", a->sizes, "Size constants changed: NAME=V[,NAME=V...]");
   kb->add_option("--name", a->name, "Operator name (default: from the file name)");
   kb->add_option("--out", a->out, "Folder to write the operator folder into (default: the operators folder)");

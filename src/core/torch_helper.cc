@@ -238,6 +238,35 @@ bool FindTorchHelper(TorchHelperPaths* paths, std::string* err) {
   return true;
 }
 
+bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file,
+                          const std::map<std::string, int64_t>& sizes, double timeout_s, std::string* source,
+                          ProblemError* error) {
+  error->file = file;
+  std::vector<std::string> argv = {paths.python, paths.script, "seed", file};
+  if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", SizesArg(sizes)});
+  ProcessOutput run = RunProcess(argv, timeout_s);
+  if (!run.started) return error->message = "could not start " + paths.python + ": " + run.err, false;
+  if (run.timed_out) return error->message = "writing its seed took longer than " + std::to_string(int(timeout_s)) + " s", false;
+  const json j = ParseJsonLenient(run.out);
+  if (j.is_discarded() || !j.is_object()) {
+    std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
+    return error->message = "the torch helper (" + paths.python + " " + paths.script + ") exited " +
+                            std::to_string(run.exit_code) + " without an answer: " + tail,
+           false;
+  }
+  if (auto e = j.find("error"); e != j.end()) {
+    error->message = e->is_string() ? e->get<std::string>() : e->dump();
+    auto line = j.find("line");
+    error->line = line != j.end() && line->is_number_integer() ? line->get<int>() : 0;
+    return false;
+  }
+  auto seed = j.find("seed");
+  if (seed == j.end() || !seed->is_string() || seed->get<std::string>().empty())
+    return error->message = "the torch helper's answer has no seed", false;
+  *source = seed->get<std::string>();
+  return true;
+}
+
 bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          const std::map<std::string, int64_t>& sizes, double timeout_s,
                          KernelBenchProblem* problem, ProblemError* error) {

@@ -66,6 +66,56 @@ TEST(OpsImport, KernelBenchReluWritesAValidOperator) {
   EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
 }
 
+// No --seed: forgek writes the seed of an elementwise problem from its traced forward; the folder
+// validates, NVRTC included. A problem that is not elementwise is refused, naming why, nothing written.
+TEST(OpsImport, ForgekWritesTheSeedOfAnElementwiseProblem) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp.file("ops"));
+  CommandResult r = Import(tmp, {Fixture("level1_19_ReLU.py"), "--sizes", "batch_size=64,dim=4096", "--name", "relu_w"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string seed = ReadFile(tmp.file("ops/relu_w/seed.cu"));
+  EXPECT_NE(seed.find("Written by forgek from the problem's traced forward"), std::string::npos) << seed;
+  EXPECT_NE(seed.find("fmaxf(v0, 0.f)"), std::string::npos) << seed;
+  CommandResult v = RunForgek({"--operators", tmp.file("ops"), "ops", "validate", "relu_w"},
+                              {"XDG_CACHE_HOME=" + tmp.file("cache")});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  // bf16 tensors, a module activation, numbers and a clamp: the seed compiles too.
+  WriteFile(tmp.file("act.py"), R"PY(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, a, b):
+        return F.gelu(self.act(a) * 2.0 + torch.sigmoid(b), approximate="tanh").clamp(min=-1.0)
+
+batch_size = 64
+dim = 128
+
+def get_inputs():
+    return [torch.randn(batch_size, dim).bfloat16(), torch.randn(batch_size, dim).bfloat16()]
+
+def get_init_inputs():
+    return []
+)PY");
+  r = Import(tmp, {tmp.file("act.py"), "--name", "act_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  v = RunForgek({"--operators", tmp.file("ops"), "ops", "validate", "act_bf16"}, {"XDG_CACHE_HOME=" + tmp.file("cache")});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  r = Import(tmp, {Fixture("level2_9_Matmul_Subtract_Multiply_ReLU.py"), "--sizes",
+                   "batch_size=64,in_features=1024,out_features=512", "--name", "linear_w"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("forgek writes one only for an elementwise problem"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("give --seed FILE or --agent llm"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("ops/linear_w")));
+  EXPECT_EQ(Entries(tmp.file("ops")).size(), 2u);
+}
+
 // Level-1 and level-2 problems with plain seeds (tests/fixtures/import/seeds/): each folder validates,
 // NVRTC included, with its sizes named.
 TEST(OpsImport, KernelBenchLevel1AndLevel2ProblemsImportAndValidate) {
@@ -133,7 +183,7 @@ TEST(OpsImport, UsageErrors) {
   TempDir tmp;
   std::filesystem::create_directories(tmp.file("ops"));
   WriteFile(tmp.file("seed.cu"), kReluSeed);
-  EXPECT_EQ(Import(tmp, {Fixture("level1_19_ReLU.py")}).exit_code, 2);  // no --seed
+  // No --seed: forgek writes the seed of this elementwise problem (ForgekWritesTheSeedOfAnElementwiseProblem).
   CommandResult r = Import(tmp, {Fixture("level1_19_ReLU.py"), "--seed", tmp.file("seed.cu"), "--sizes", "dim=x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("dim must be a positive integer"), std::string::npos) << r.err;

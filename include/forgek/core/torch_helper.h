@@ -88,6 +88,13 @@ bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          const std::map<std::string, int64_t>& sizes, double timeout_s,
                          KernelBenchProblem* problem, ProblemError* error);
 
+// Runs `seed FILE --sizes NAME=V,...` in a fresh process: the seed kernel forgek writes for an
+// elementwise KernelBench problem (its forward traced; one thread per element). False with the
+// refusal (which operation is not elementwise) or what went wrong running it.
+bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file,
+                          const std::map<std::string, int64_t>& sizes, double timeout_s, std::string* source,
+                          ProblemError* error);
+
 // A tensor on the wire: a forgek dtype (f64 f32 f16 bf16 i8 u8 i32 i64, or bool) and its raw bytes.
 struct TorchTensor {
   std::string name, dtype;
