@@ -29,7 +29,9 @@ FIX = os.path.join(ROOT, "tests", "fixtures", "import")
 
 # name, kind, file, seed, extra import arguments. Sizes are cut from the benchmarks' own (KernelBench
 # level 1 softmax is 4096 x 393216: 6 GiB per tensor) to what one device call can check and time.
+# A seed of None: the one forgek writes for an elementwise problem (forgek_torch_helper.py seed).
 PROBLEMS = [
+    ("relu_rows", "kernelbench", "kernelbench/level1_19_ReLU.py", None, ["--sizes", "batch_size=4096,dim=16384"]),
     ("softmax_rows", "kernelbench", "kernelbench/level1_23_Softmax.py", "softmax_seed.cu",
      ["--sizes", "batch_size=4096,dim=4096"]),
     ("cumsum_rows", "kernelbench", "kernelbench/level1_89_cumsum.py", "cumsum_seed.cu", ["--sizes", "batch_size=1024"]),
@@ -92,9 +94,22 @@ def main(argv):
         if names and name not in names:
             continue
         shutil.rmtree(os.path.join(ops, name), ignore_errors=True)
+        row = {"problem": name, "kind": kind, "file": path, "import_args": extra, "seed": seed or "written by forgek"}
+        seed_path = os.path.join(FIX, "seeds", seed) if seed else os.path.join(work, name + "_seed.cu")
+        if seed is None:
+            sizes = extra[extra.index("--sizes") + 1:][:1] if "--sizes" in extra else []
+            rc, out, err = run([os.environ.get("FORGEK_PYTHON", sys.executable), os.path.join(HERE, "forgek_torch_helper.py"),
+                                "seed", os.path.join(FIX, path)] + (["--sizes"] + sizes if sizes else []), 300)
+            try:
+                with open(seed_path, "w") as f:
+                    f.write(json.loads(out)["seed"])
+            except (ValueError, KeyError):
+                row["error"] = "forgek wrote no seed (exit %d): %s" % (rc, (out or err).strip()[-400:])
+                results.append(row)
+                ok = False
+                continue
         rc, out, err = run([a.forgek, "--operators", ops, "ops", "import", kind, os.path.join(FIX, path), "--seed",
-                            os.path.join(FIX, "seeds", seed), "--name", name] + extra, 300)
-        row = {"problem": name, "kind": kind, "file": path, "import_args": extra}
+                            seed_path, "--name", name] + extra, 300)
         if rc != 0:
             row["error"] = "import failed (exit %d): %s" % (rc, (err or out).strip()[-400:])
             results.append(row)
