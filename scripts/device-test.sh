@@ -160,8 +160,9 @@ STEPS=(
   # The suite scoreboard: every operator from an empty store, the total (30 x SCOREBOARD_T) split
   # by headroom (SOL % of docs/ops-bench-h200.json); per config expert time, sealed time, speedup,
   # SOL %, kernel(s) and mechanisms in scoreboard.md / scoreboard.json. Sized for 8 GPUs.
-  # SCOREBOARD_OPS="rmsnorm_bf16 rope_bf16 ..." runs those operators instead of --all.
-  "scoreboard|rm -f $out/scoreboard.db*; timeout ${SCOREBOARD_TIMEOUT:-540} $bin/forgek --store $PWD/$out/scoreboard.db batch ${SCOREBOARD_OPS:---all} --gpus all --time-per-op ${SCOREBOARD_T:-40} --min-time ${SCOREBOARD_MIN:-10} --headroom-from docs/ops-bench-h200.json --log-dir $PWD/$out/scoreboard --scoreboard-md $PWD/$out/scoreboard.md --scoreboard-json $PWD/$out/scoreboard.json; cat $out/scoreboard.md"
+  # SCOREBOARD_OPS="rmsnorm_bf16 rope_bf16 ..." runs those operators instead of --all; SCOREBOARD_FLAGS adds
+  # batch flags (--no-torch: no PyTorch yardstick per run). What the store learned: scoreboard-knowledge.txt.
+  "scoreboard|rm -f $out/scoreboard.db*; timeout ${SCOREBOARD_TIMEOUT:-540} $bin/forgek --store $PWD/$out/scoreboard.db batch ${SCOREBOARD_OPS:---all} --gpus all --time-per-op ${SCOREBOARD_T:-40} --min-time ${SCOREBOARD_MIN:-10} --headroom-from docs/ops-bench-h200.json --log-dir $PWD/$out/scoreboard --scoreboard-md $PWD/$out/scoreboard.md --scoreboard-json $PWD/$out/scoreboard.json ${SCOREBOARD_FLAGS:-}; cat $out/scoreboard.md; $bin/forgek --store $PWD/$out/scoreboard.db knowledge list > $out/scoreboard-knowledge.txt"
 )
 
 rows=()
