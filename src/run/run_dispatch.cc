@@ -177,7 +177,13 @@ bool RunState::SealDispatch(std::string* err) {
   origin.dispatch_json = dispatch.dump();
   origin.kernel_of_config = std::move(kernel_of_config);
   if (!WriteSeal(*primary, confirmation, verdict, std::move(origin), err)) return false;
-  for (const DispatchChoice& c : d.configs) sealed_kernels_[c.config] = *DispatchKernelFor(c.candidate, c.config);
+  std::map<const KernelUnderTest*, std::shared_ptr<const KernelUnderTest>> copies;
+  for (const DispatchChoice& c : d.configs) {
+    const KernelUnderTest* k = DispatchKernelFor(c.candidate, c.config);
+    std::shared_ptr<const KernelUnderTest>& copy = copies[k];
+    if (!copy) copy = std::make_shared<const KernelUnderTest>(*k);
+    sealed_kernels_[c.config] = copy;
+  }
   reason = "sealed a dispatch of " + std::to_string(DistinctServingKernels(d)) + " kernels: " + verdict.reason;
   int expert_configs = 0;
   for (const DispatchChoice& c : d.configs) expert_configs += c.candidate == ExpertCandidate();

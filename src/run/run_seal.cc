@@ -68,7 +68,8 @@ bool RunState::ConfirmAndSeal(const Best& winner, EvalResult* confirmation_out, 
   origin.mechanisms = winner.proposal.candidate.manifest.mechanisms;
   origin.rationale = winner.proposal.rationale;
   if (!WriteSeal(winner, confirmation, verdict, std::move(origin), err)) return false;
-  for (const std::string& c : ConfigNames()) sealed_kernels_[c] = winner.kernel;
+  auto sealed_kernel = std::make_shared<const KernelUnderTest>(winner.kernel);
+  for (const std::string& c : ConfigNames()) sealed_kernels_[c] = sealed_kernel;
   *sealed = true;
   return true;
 }
@@ -194,7 +195,7 @@ void RunState::MeasureTorchYardstick() {
       services_.evaluator, req,
       [&](const std::string& c) {
         auto it = sealed_kernels_.find(c);
-        return sealed && it != sealed_kernels_.end() ? &it->second : &incumbent_.For(c);
+        return sealed && it != sealed_kernels_.end() ? it->second.get() : &incumbent_.For(c);
       },
       [&](const std::string&) { return &none; });
   const std::string kernel = sealed ? "seal" : "incumbent";

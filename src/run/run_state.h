@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -213,7 +214,9 @@ class RunState {
   // Every correct, timed candidate that is the fastest measured on some config (or the fallback):
   // the members a dispatch can be assembled from.
   std::vector<Best> measured_;
-  std::map<std::string, KernelUnderTest> sealed_kernels_;  // per config, what this run's seal runs
+  // Per config, what this run's seal runs: one shared copy per kernel, so that configs served by
+  // the same kernel are evaluated in one request.
+  std::map<std::string, std::shared_ptr<const KernelUnderTest>> sealed_kernels_;
   std::vector<Best> winners_;  // the best `faster` candidates, best first, at most opts_.confirm
 };
 
