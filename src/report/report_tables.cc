@@ -22,13 +22,14 @@ std::string Verdicts(const std::map<std::string, int>& m, const char* v) {
 
 }  // namespace
 
-Table Scoreboard(const std::vector<ConfigRow>& rows) {
+Table Scoreboard(const std::vector<ConfigRow>& rows, bool with_torch) {
   // SOL %: of the config's bound, max(roofline time, launch floor), from the calibrated peaks and
   // from the datasheet's.
   Table t{"scoreboard", "Scoreboard", "", {"operator", "config", "expert us", "sealed us", "vs expert",
           "SOL % calibrated", "SOL % datasheet", "floor us", "kernel(s)", "mechanisms", "note"}, "llrrrrrrlll", {}};
   // PyTorch beside the seal where a run timed it (an operator whose golden is a PyTorch problem).
-  const bool torch = std::any_of(rows.begin(), rows.end(), [](const ConfigRow& r) { return r.torch.has_value(); });
+  const bool torch =
+      with_torch && std::any_of(rows.begin(), rows.end(), [](const ConfigRow& r) { return r.torch.has_value(); });
   if (torch) {
     t.headers.insert(t.headers.begin() + 5, {"torch eager us", "torch.compile us", "vs eager", "vs compile"});
     t.align.insert(5, "rrrr");

@@ -19,7 +19,9 @@ struct Table {
 };
 
 // The suite scoreboard (the view `batch --all` writes): unknown numbers "-".
-Table Scoreboard(const std::vector<ConfigRow>& rows);
+// `torch`: PyTorch's columns where a row has them (the batch's scoreboard); the report shows them in
+// its own table ("Against PyTorch") instead.
+Table Scoreboard(const std::vector<ConfigRow>& rows, bool torch = false);
 Table Times(const Report& r);
 Table Operators(const Report& r);
 Table Runs(const Report& r);

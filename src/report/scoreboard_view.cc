@@ -16,7 +16,7 @@ std::string ShortSealReason(const std::string& reason) {
 }
 
 std::string ScoreboardTable(const std::vector<ConfigRow>& rows) {
-  return report_tables::Markdown(report_tables::Scoreboard(rows));
+  return report_tables::Markdown(report_tables::Scoreboard(rows, true));
 }
 
 std::string ScoreboardMarkdown(const std::vector<ConfigRow>& rows, const std::string& title) {
