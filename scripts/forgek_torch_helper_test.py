@@ -161,27 +161,7 @@ def write_json(folder, doc, name="golden.json"):
     return path
 
 
-ACTIVATIONS = """import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.act = nn.LeakyReLU(0.2)
-
-    def forward(self, a, b):
-        return F.gelu(self.act(a) * 2.0 + torch.sigmoid(b), approximate="tanh").clamp(min=-1.0)
-
-batch_size = 64
-dim = 128
-
-def get_inputs():
-    return [torch.randn(batch_size, dim).bfloat16(), torch.randn(batch_size, dim).bfloat16()]
-
-def get_init_inputs():
-    return []
-"""
+ACTIVATIONS = os.path.join(ROOT, "tests", "fixtures", "import", "written", "activations_bf16.py")
 
 
 class SeedTest(unittest.TestCase):
@@ -199,8 +179,7 @@ class SeedTest(unittest.TestCase):
         self.assertIn("out[i] = v1;", text)
 
     def test_a_chain_of_activations_and_numbers_in_bf16(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            rc, d = self.seed(write_problem(tmp, ACTIVATIONS))
+        rc, d = self.seed(ACTIVATIONS)
         self.assertEqual(rc, 0, d)
         text = d["seed"]
         for piece in ("#include <cuda_bf16.h>", "const __nv_bfloat16* __restrict__ a", "__bfloat162float(b[i])",

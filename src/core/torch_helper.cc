@@ -238,16 +238,21 @@ bool FindTorchHelper(TorchHelperPaths* paths, std::string* err) {
   return true;
 }
 
-bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file,
-                          const std::map<std::string, int64_t>& sizes, double timeout_s, std::string* source,
-                          ProblemError* error) {
+namespace {
+
+// Runs the helper's `command FILE [--sizes ...]` in a fresh process and reads its one JSON answer;
+// false with the refusal it answered (located in FILE where it says) or what went wrong running it.
+// `doing` names the work for a timeout ("describing it").
+bool AskHelper(const TorchHelperPaths& paths, const std::string& command, const std::string& file,
+               const std::map<std::string, int64_t>& sizes, double timeout_s, const std::string& doing, json* answer,
+               ProblemError* error) {
   error->file = file;
-  std::vector<std::string> argv = {paths.python, paths.script, "seed", file};
+  std::vector<std::string> argv = {paths.python, paths.script, command, file};
   if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", SizesArg(sizes)});
   ProcessOutput run = RunProcess(argv, timeout_s);
   if (!run.started) return error->message = "could not start " + paths.python + ": " + run.err, false;
-  if (run.timed_out) return error->message = "writing its seed took longer than " + std::to_string(int(timeout_s)) + " s", false;
-  const json j = ParseJsonLenient(run.out);
+  if (run.timed_out) return error->message = doing + " took longer than " + std::to_string(int(timeout_s)) + " s", false;
+  json j = ParseJsonLenient(run.out);
   if (j.is_discarded() || !j.is_object()) {
     std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
     return error->message = "the torch helper (" + paths.python + " " + paths.script + ") exited " +
@@ -260,6 +265,17 @@ bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file
     error->line = line != j.end() && line->is_number_integer() ? line->get<int>() : 0;
     return false;
   }
+  *answer = std::move(j);
+  return true;
+}
+
+}  // namespace
+
+bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file,
+                          const std::map<std::string, int64_t>& sizes, double timeout_s, std::string* source,
+                          ProblemError* error) {
+  json j;
+  if (!AskHelper(paths, "seed", file, sizes, timeout_s, "writing its seed", &j, error)) return false;
   auto seed = j.find("seed");
   if (seed == j.end() || !seed->is_string() || seed->get<std::string>().empty())
     return error->message = "the torch helper's answer has no seed", false;
@@ -270,24 +286,8 @@ bool WriteElementwiseSeed(const TorchHelperPaths& paths, const std::string& file
 bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
                          const std::map<std::string, int64_t>& sizes, double timeout_s,
                          KernelBenchProblem* problem, ProblemError* error) {
-  error->file = file;
-  std::vector<std::string> argv = {paths.python, paths.script, "describe", file};
-  if (!sizes.empty()) argv.insert(argv.end(), {"--sizes", SizesArg(sizes)});
-  ProcessOutput run = RunProcess(argv, timeout_s);
-  if (!run.started) return error->message = "could not start " + paths.python + ": " + run.err, false;
-  if (run.timed_out) return error->message = "describing it took longer than " + std::to_string(int(timeout_s)) + " s", false;
-  json j = ParseJsonLenient(run.out);
-  if (j.is_discarded() || !j.is_object()) {
-    std::string tail = run.err.size() > 2000 ? run.err.substr(run.err.size() - 2000) : run.err;
-    return error->message = "the torch helper (" + paths.python + " " + paths.script + ") exited " +
-                            std::to_string(run.exit_code) + " without an answer: " + tail,
-           false;
-  }
-  if (j.contains("error")) {
-    error->message = j["error"].get<std::string>();
-    error->line = j.value("line", 0);
-    return false;
-  }
+  json j;
+  if (!AskHelper(paths, "describe", file, sizes, timeout_s, "describing it", &j, error)) return false;
   try {
     problem->file = j.at("file").get<std::string>();
     problem->params = j.at("params").get<std::vector<std::string>>();

@@ -96,17 +96,24 @@ TEST(GpuTorchGolden, SoftmaxPyTorchGoldenAgreesWithItsCudaGoldenOnEveryConfig) {
   std::printf("[ golden   ] wall %.2f s\n", wall);
 }
 
-TEST(GpuTorchGolden, AnImportedOperatorEvaluatesItsSeed) {
-  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
-  TempDir tmp;
-  fs::create_directories(tmp.file("ops"));
-  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
+// KernelBench's level-1 softmax at 1024 x 4096 imported as softmax_rows under tmp/ops, with the
+// plain seed of the fixtures.
+void ImportSoftmaxRows(const TempDir& tmp, const std::vector<std::string>& env) {
   CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
                                  SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
                                  SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
                                  "batch_size=1024,dim=4096", "--name", "softmax_rows"},
                                 env);
   ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+}
+
+TEST(GpuTorchGolden, AnImportedOperatorEvaluatesItsSeed) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  fs::create_directories(tmp.file("ops"));
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
+  ImportSoftmaxRows(tmp, env);
+  if (HasFatalFailure()) return;
   CommandResult r = RunForgek({"--operators", tmp.file("ops"), "eval", "--op", "softmax_rows", "--kernel",
                                tmp.file("ops/softmax_rows/seed.cu"), "--seeds", "3"},
                               env);
@@ -126,12 +133,8 @@ TEST(GpuTorchGolden, AnImportedOperatorRunsFromAnEmptyStore) {
   TempDir tmp;
   fs::create_directories(tmp.file("ops"));
   const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
-  CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
-                                 SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
-                                 SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
-                                 "batch_size=1024,dim=4096", "--name", "softmax_rows"},
-                                env);
-  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  ImportSoftmaxRows(tmp, env);
+  if (HasFatalFailure()) return;
   CommandResult r = RunForgek({"--operators", tmp.file("ops"), "--store", tmp.file("store.db"), "run", "--op",
                                "softmax_rows", "--iterations", "3"},
                               env);
@@ -151,12 +154,8 @@ TEST(GpuTorchGolden, EvalTimesPyTorchEagerAndCompileBesideTheKernel) {
   TempDir tmp;
   fs::create_directories(tmp.file("ops"));
   const std::vector<std::string> env = {"XDG_CACHE_HOME=" + tmp.file("cache")};
-  CommandResult imp = RunForgek({"--operators", tmp.file("ops"), "ops", "import", "kernelbench",
-                                 SourceDir() + "/tests/fixtures/import/kernelbench/level1_23_Softmax.py", "--seed",
-                                 SourceDir() + "/tests/fixtures/import/seeds/softmax_seed.cu", "--sizes",
-                                 "batch_size=1024,dim=4096", "--name", "softmax_rows"},
-                                env);
-  ASSERT_EQ(imp.exit_code, 0) << imp.out << imp.err;
+  ImportSoftmaxRows(tmp, env);
+  if (HasFatalFailure()) return;
   CommandResult r = RunForgek({"--json", "--operators", tmp.file("ops"), "eval", "--op", "softmax_rows", "--kernel",
                                tmp.file("ops/softmax_rows/seed.cu"), "--torch"},
                               env);

@@ -81,28 +81,7 @@ TEST(OpsImport, ForgekWritesTheSeedOfAnElementwiseProblem) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 
   // bf16 tensors, a module activation, numbers and a clamp: the seed compiles too.
-  WriteFile(tmp.file("act.py"), R"PY(import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.act = nn.LeakyReLU(0.2)
-
-    def forward(self, a, b):
-        return F.gelu(self.act(a) * 2.0 + torch.sigmoid(b), approximate="tanh").clamp(min=-1.0)
-
-batch_size = 64
-dim = 128
-
-def get_inputs():
-    return [torch.randn(batch_size, dim).bfloat16(), torch.randn(batch_size, dim).bfloat16()]
-
-def get_init_inputs():
-    return []
-)PY");
-  r = Import(tmp, {tmp.file("act.py"), "--name", "act_bf16"});
+  r = Import(tmp, {SourceDir() + "/tests/fixtures/import/written/activations_bf16.py", "--name", "act_bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   v = RunForgek({"--operators", tmp.file("ops"), "ops", "validate", "act_bf16"}, {"XDG_CACHE_HOME=" + tmp.file("cache")});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;

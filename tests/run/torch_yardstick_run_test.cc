@@ -52,6 +52,16 @@ struct TorchRig : LoopFixture {
     op.families = {"families/tiled.cu"};
     EXPECT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
   }
+  // A run of `iterations` attempts on `gpu`, one proposal at a time.
+  RunSummary Run(Evaluator* gpu, int iterations) {
+    RunServices services{&agent, &compiler, gpu, &store};
+    RunOptions opts;
+    opts.iterations = iterations;
+    opts.batch = 1;
+    RunSummary summary;
+    EXPECT_TRUE(RunOptimisation(op, opts, services, &summary, &err)) << err;
+    return summary;
+  }
 };
 
 bool TorchAvailable(std::string* why) {
@@ -67,12 +77,8 @@ TEST(TorchYardstickRun, TheKernelServingEachConfigIsTimedBesidePyTorch) {
   WriteFile(rig.dir.file("toy/golden.py"), "# the scripted evaluator computes no golden\n");
   rig.op.golden = "golden.py";
   YardstickEvaluator gpu;
-  RunServices services{&rig.agent, &rig.compiler, &gpu, &rig.store};
-  RunOptions opts;
-  opts.iterations = 4;
-  opts.batch = 1;
-  RunSummary summary;
-  ASSERT_TRUE(RunOptimisation(rig.op, opts, services, &summary, &rig.err)) << rig.err;
+  RunSummary summary = rig.Run(&gpu, 4);
+  if (HasFailure()) return;
 
   // One yardstick request, the last, with the problem file as the golden.
   int asked = 0;
@@ -113,12 +119,8 @@ TEST(TorchYardstickRun, ANamedTorchOpsYardstickIsAskedByName) {
   TorchRig rig;
   rig.op.yardstick_torch_ops = "toy_scale";
   YardstickEvaluator gpu;
-  RunServices services{&rig.agent, &rig.compiler, &gpu, &rig.store};
-  RunOptions opts;
-  opts.iterations = 2;
-  opts.batch = 1;
-  RunSummary summary;
-  ASSERT_TRUE(RunOptimisation(rig.op, opts, services, &summary, &rig.err)) << rig.err;
+  RunSummary summary = rig.Run(&gpu, 2);
+  if (HasFailure()) return;
   ASSERT_FALSE(gpu.requests.empty());
   EXPECT_EQ(gpu.requests.back().torch_yardstick, "torch_ops:toy_scale");
   EXPECT_TRUE(gpu.requests.back().golden.torch_file.empty());
@@ -128,12 +130,8 @@ TEST(TorchYardstickRun, ANamedTorchOpsYardstickIsAskedByName) {
 TEST(TorchYardstickRun, ACudaGoldenAsksForNoYardstick) {
   TorchRig rig;
   YardstickEvaluator gpu;
-  RunServices services{&rig.agent, &rig.compiler, &gpu, &rig.store};
-  RunOptions opts;
-  opts.iterations = 2;
-  opts.batch = 1;
-  RunSummary summary;
-  ASSERT_TRUE(RunOptimisation(rig.op, opts, services, &summary, &rig.err)) << rig.err;
+  RunSummary summary = rig.Run(&gpu, 2);
+  if (HasFailure()) return;
   for (const EvalRequest& r : gpu.requests) EXPECT_TRUE(r.torch_yardstick.empty());
   for (const ConfigComparison& c : summary.configs) EXPECT_FALSE(c.torch.asked()) << c.config;
   EXPECT_EQ(RunSummaryText(summary).find("PyTorch beside"), std::string::npos);
