@@ -21,7 +21,7 @@ import tempfile
 
 
 def run(forgek, store, op, config, iterations, seed, extra_env):
-    cmd = [forgek, "--store", store, "--json", "run", "--op", op, "--config", config,
+    cmd = [forgek, "--store", store, "--json", "run", "--no-torch", "--op", op, "--config", config,
            "--iterations", str(iterations), "--seed", str(seed)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **extra_env})
     if proc.returncode != 0:

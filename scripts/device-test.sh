@@ -36,6 +36,10 @@ if ! python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).syscall(444,
   export FORGEK_UNCONFINED_COMPILE=1
 fi
 
+# The steps below measure forgek itself: their runs skip the PyTorch yardstick (a torch.compile per
+# config) unless YARDSTICK=1; import-e2e, eval --torch and the scoreboard keep it.
+NT=--no-torch
+[[ ${YARDSTICK:-0} == 1 ]] && NT=
 store="$PWD/$out/store.db"
 F="$bin/forgek --store $store"
 # verify_seals STORE PREFIX: `seal verify` and `seal export` (to $out/PREFIX-ID) of every seal in STORE.
@@ -60,7 +64,7 @@ learn_twice() {
   local db="$PWD/$out/learn-$1.db" pre="$out/learn-$1" rc=0 id
   rm -f "$db"*
   for r in 1 2; do
-    timeout $(( $3 + 90 )) "$bin/forgek" --store "$db" --json run --op "$1" --iterations "$2" --time "$3" \
+    timeout $(( $3 + 90 )) "$bin/forgek" --store "$db" --json run $NT --op "$1" --iterations "$2" --time "$3" \
       --seed "$r" >"$pre-run$r.json" || rc=1
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("run", sys.argv[2], j["best"]["speedup"], j["seal_reason"]); [print("  ", l) for l in j["decisions_learned"][:10] + j.get("knowledge_notes", [])]' "$pre-run$r.json" "$r" || rc=1
   done
@@ -80,7 +84,7 @@ stage_times() {
   local db="$PWD/$out/stages.db" r
   rm -f "$db"*
   for r in 1 2; do
-    timeout 120 "$bin/forgek" --store "$db" --json run --op "$1" --iterations 3 --seed "$r" >"$out/stages-run$r.json" || return 1
+    timeout 120 "$bin/forgek" --store "$db" --json run $NT --op "$1" --iterations 3 --seed "$r" >"$out/stages-run$r.json" || return 1
   done
   python3 - "$out/stages-run1.json" "$out/stages-run2.json" <<'PY'
 import json, sys
@@ -93,7 +97,7 @@ sys.exit(0 if before < 2.0 else 1)
 PY
 }
 export -f verify_seals learn_twice stage_times
-export bin out
+export bin out NT
 
 # Each step is bounded so that one hang cannot eat the call; the most important steps come first.
 STEPS=(
@@ -111,23 +115,23 @@ STEPS=(
   "knowledge-gemm|$F knowledge list --op gemm_bf16"
   # The sealing flow: run 1 starts from an empty store (incumbent: the expert reference) and seals
   # when a candidate wins; run 2 then starts from that seal; the seal is re-verified and exported.
-  "run-gemm-1|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 1"
-  "run-gemm-2|timeout 240 $F --json run --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 2"
-  "run-softmax-1|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 1"
-  "run-softmax-2|timeout 200 $F --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 2"
+  "run-gemm-1|timeout 240 $F --json run $NT --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 1"
+  "run-gemm-2|timeout 240 $F --json run $NT --op gemm_bf16 --iterations ${GEMM_ITERATIONS:-40} --time ${GEMM_TIME:-150} --seed 2"
+  "run-softmax-1|timeout 200 $F --json run $NT --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 1"
+  "run-softmax-2|timeout 200 $F --json run $NT --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-24} --seed 2"
   # The same from a store of its own (empty: no other operator's or run's attempts), then a second
   # run there, which starts from run 1's seal if it sealed; FRESH_SEED picks run 1's seed.
-  "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
-  "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run --op softmax_fp32 --iterations 40 --seed 11"
+  "run-softmax-fresh-1|rm -f $out/fresh.db*; timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run $NT --op softmax_fp32 --iterations ${SOFTMAX_ITERATIONS:-100} --seed ${FRESH_SEED:-3}"
+  "run-softmax-fresh-2|timeout 200 $bin/forgek --store $PWD/$out/fresh.db --json run $NT --op softmax_fp32 --iterations 40 --seed 11"
   # What forgek learns (docs/KNOWLEDGE.md): two runs from an empty store, then `knowledge list`.
   "learn-gemm|learn_twice gemm_bf16 ${LEARN_GEMM_ITERATIONS:-40} ${LEARN_GEMM_TIME:-200}"
   "learn-softmax|learn_twice softmax_fp32 ${LEARN_SOFTMAX_ITERATIONS:-40} ${LEARN_SOFTMAX_TIME:-150}"
   # The LLM agent evolving softmax against a scripted model (scripts/scripted_model.py: no network,
   # python3 standard library only), from an empty store: the summary shows the lineage and costs.
-  "llm-softmax-scripted|rm -f $out/llm.db*; (python3 scripts/scripted_model.py --port ${LLM_PORT:-8765} >$out/scripted-model.log 2>&1 & echo \$! >$out/scripted-model.pid); sleep 1; OPENAI_API_KEY=dummy timeout 300 $bin/forgek --store $PWD/$out/llm.db run --op softmax_fp32 --agent llm --model scripted --base-url http://127.0.0.1:${LLM_PORT:-8765}/v1 --iterations ${LLM_ITERATIONS:-16} --batch 1 --seed 1; rc=\$?; kill \$(cat $out/scripted-model.pid); exit \$rc"
+  "llm-softmax-scripted|rm -f $out/llm.db*; (python3 scripts/scripted_model.py --port ${LLM_PORT:-8765} >$out/scripted-model.log 2>&1 & echo \$! >$out/scripted-model.pid); sleep 1; OPENAI_API_KEY=dummy timeout 300 $bin/forgek --store $PWD/$out/llm.db run $NT --op softmax_fp32 --agent llm --model scripted --base-url http://127.0.0.1:${LLM_PORT:-8765}/v1 --iterations ${LLM_ITERATIONS:-16} --batch 1 --seed 1; rc=\$?; kill \$(cat $out/scripted-model.pid); exit \$rc"
   # A gemm_bf16 dispatch (docs/seal-format.md): two runs from an empty store of its own, then every
   # seal verified (fallback on every config, each kernel on 3 shapes outside the suite) and exported.
-  "gemm-dispatch|rm -f $out/dispatch.db*; for r in 1 2; do timeout 300 $bin/forgek --store $PWD/$out/dispatch.db --json run --op gemm_bf16 --time ${DISPATCH_TIME:-120} --seed \$r >$out/dispatch-run\$r.json || exit 1; python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s[\"seal_reason\"]); [print(\" \", d[\"config\"], \"->\", d[\"kernel\"], \"|\", d[\"reason\"]) for d in s[\"dispatch\"]]; [print(\" \", l) for l in s[\"outside_shapes\"]]' $out/dispatch-run\$r.json; done; verify_seals $PWD/$out/dispatch.db export-dispatch"
+  "gemm-dispatch|rm -f $out/dispatch.db*; for r in 1 2; do timeout 300 $bin/forgek --store $PWD/$out/dispatch.db --json run $NT --op gemm_bf16 --time ${DISPATCH_TIME:-120} --seed \$r >$out/dispatch-run\$r.json || exit 1; python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s[\"seal_reason\"]); [print(\" \", d[\"config\"], \"->\", d[\"kernel\"], \"|\", d[\"reason\"]) for d in s[\"dispatch\"]]; [print(\" \", l) for l in s[\"outside_shapes\"]]' $out/dispatch-run\$r.json; done; verify_seals $PWD/$out/dispatch.db export-dispatch"
   # knowledge import of an export whose decisions rest on attempts alone: none survives without evidence.
   "import-seed|rm -f $out/import.db*; $bin/forgek --store $PWD/$out/import.db knowledge import tests/fuzz/corpus/knowledge_import/small_export.json && $bin/forgek --store $PWD/$out/import.db knowledge list"
   # The nightly job (forgek regress): seals of 6 operators from an empty store, every one must hold
@@ -140,7 +144,7 @@ STEPS=(
   "compare-torch|timeout ${COMPARE_TIMEOUT:-540} python3 scripts/compare_torch.py --forgek $bin/forgek --store ${COMPARE_STORE:-$PWD/$out/regress.db} --out $out/compare-torch.json --markdown $out/compare-torch.md"
   # gemv_bf16's family at the bandwidth limit: its default instance evaluated against cuBLAS, then
   # a run from an empty store of its own (GEMV_TIME seconds).
-  "gemv|rm -f $out/gemv.db*; $bin/forgek --json eval --op gemv_bf16 --kernel operators/gemv_bf16/families/column_tiles_split_k.cu && timeout $(( ${GEMV_TIME:-90} + 120 )) $bin/forgek --store $PWD/$out/gemv.db run --op gemv_bf16 --time ${GEMV_TIME:-90} --seed 1"
+  "gemv|rm -f $out/gemv.db*; $bin/forgek --json eval --op gemv_bf16 --kernel operators/gemv_bf16/families/column_tiles_split_k.cu && timeout $(( ${GEMV_TIME:-90} + 120 )) $bin/forgek --store $PWD/$out/gemv.db run $NT --op gemv_bf16 --time ${GEMV_TIME:-90} --seed 1"
   # Imported problems end to end (docs/importing.md): each KernelBench problem and FlashInfer-Bench
   # definition of tests/fixtures/import/ with its seed, run from an empty store; the table of the
   # kernel serving each config vs torch eager vs torch.compile (the run's PyTorch yardstick).
@@ -151,8 +155,8 @@ STEPS=(
   # Cross-run learning: run 1 learns on one skinny gemm config, then fresh runs on the other start
   # from its store or from an empty one (scripts/cross_run_learning.py).
   "cross-run-learning|timeout ${XRUN_TIMEOUT:-300} python3 scripts/cross_run_learning.py --forgek $bin/forgek --op ${XRUN_OP:-gemm_bf16} --learn-config ${XRUN_LEARN:-M64_N8192_K8192} --test-config ${XRUN_TEST:-M64_N14336_K4096} --learn-iterations ${XRUN_LEARN_ITERATIONS:-24} --iterations ${XRUN_ITERATIONS:-16} --seeds ${XRUN_SEEDS:-1 2 3 4}"
-  "batch-1gpu|timeout 200 $bin/forgek --store $PWD/$out/batch1.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus 1 --iterations 4 --log-dir $PWD/$out/batch1"
-  "batch-all-gpus|timeout 200 $bin/forgek --store $PWD/$out/batch2.db batch ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus all --iterations 4 --log-dir $PWD/$out/batch2"
+  "batch-1gpu|timeout 200 $bin/forgek --store $PWD/$out/batch1.db batch $NT ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus 1 --iterations 4 --log-dir $PWD/$out/batch1"
+  "batch-all-gpus|timeout 200 $bin/forgek --store $PWD/$out/batch2.db batch $NT ${BATCH_OPS:-rmsnorm_bf16 layernorm_bf16 gelu_tanh_bf16 silu_and_mul_bf16 softmax_fp32 reduce_sum_rows_fp32 transpose_bf16 embedding_gather_bf16} --gpus all --iterations 4 --log-dir $PWD/$out/batch2"
   # An operator added by spec only (tests/held_out/logsumexp_rows_fp32: a seed whose block size is a
   # domain) from an empty store: it must seal (one kernel or a dispatch) >= 1.0x the reference on
   # every config, and the seal must hold under `seal verify` (scripts/held_out_check.py).

@@ -80,7 +80,7 @@ def main():
     seals = json.loads(subprocess.run([a.forgek, "--store", a.store, "--json", "seal", "list"],
                                       stdout=subprocess.PIPE, text=True).stdout or "[]") if os.path.exists(a.store) else []
     if len({s["operator"] for s in seals}) < 5:
-        run([a.forgek, "--store", a.store, "batch", *a.ops, "--gpus", "1", "--time-per-op", str(a.time_per_op),
+        run([a.forgek, "--store", a.store, "batch", *a.ops, "--gpus", "1", "--no-torch", "--time-per-op", str(a.time_per_op),
              "--log-dir", os.path.join(a.keep, "batch")], timeout=60 * len(a.ops) + 120)
         seals = json.loads(subprocess.run([a.forgek, "--store", a.store, "--json", "seal", "list"],
                                           stdout=subprocess.PIPE, text=True).stdout or "[]")
