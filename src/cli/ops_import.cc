@@ -15,7 +15,6 @@
 
 #include "context.h"
 #include "flashinfer_definition.h"
-#include "ops_llm_seed.h"
 #include "ops_torch_golden.h"
 #include "option_checks.h"
 #include "forgek/core/atomic_file.h"
@@ -24,6 +23,7 @@
 #include "forgek/core/operator_spec.h"
 #include "forgek/core/paths.h"
 #include "forgek/core/torch_helper.h"
+#include "forgek/run/llm_seed.h"
 
 namespace forgek::cli {
 namespace {
@@ -323,6 +323,8 @@ void WriteSeed(StagedOperator* stage, const ImportArgs& a) {
   o.llm.base_url = a.base_url;
   o.llm.key_env = a.api_key_env;
   o.replies = a.replies;
+  o.cache_dir = CacheDir("nvrtc");
+  o.pch_dir = CacheDir("pch");
   std::string source, err;
   if (!AskLlmSeed(op, o, &source, &err)) throw Failure("no seed from the model (nothing written): " + err);
   stage->Write("seed.cu", source);

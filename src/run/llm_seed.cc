@@ -1,7 +1,5 @@
 // The seed of an imported operator asked of the LLM agent: proposal, compile check, repair turns.
-#include "ops_llm_seed.h"
-
-#include "context.h"
+#include "forgek/run/llm_seed.h"
 
 #include <spdlog/spdlog.h>
 
@@ -10,14 +8,14 @@
 #include "forgek/core/hash.h"
 #include "forgek/core/paths.h"
 
-namespace forgek::cli {
+namespace forgek {
 
 bool AskLlmSeed(const OperatorSpec& op, const LlmSeedOptions& opts, std::string* source, std::string* err) {
   std::unique_ptr<LlmAgent> agent = LlmAgent::Create(opts.llm, nullptr, err);
   if (!agent) return false;
   CompilerOptions copts;
-  copts.cache_dir = CacheDir("nvrtc");
-  copts.pch_dir = CacheDir("pch");
+  copts.cache_dir = opts.cache_dir;
+  copts.pch_dir = opts.pch_dir;
   copts.threads = 1;
   Compiler compiler(copts);
   ProposalContext ctx;
@@ -65,4 +63,4 @@ bool AskLlmSeed(const OperatorSpec& op, const LlmSeedOptions& opts, std::string*
   return false;
 }
 
-}  // namespace forgek::cli
+}  // namespace forgek

@@ -6,12 +6,13 @@
 #include "forgek/agent/llm.h"
 #include "forgek/core/operator_spec.h"
 
-namespace forgek::cli {
+namespace forgek {
 
 struct LlmSeedOptions {
   LlmOptions llm;
   int replies = 3;            // replies asked for at most: the first, then one per failure
   std::string arch = "sm90";  // the compile check's target
+  std::string cache_dir, pch_dir;  // the compiler's (CompilerOptions); "" for none
 };
 
 // A seed for `op` (an imported operator: its golden, a PyTorch problem, is shown to the model as
@@ -23,4 +24,4 @@ struct LlmSeedOptions {
 // GPU is: `forgek eval` / `forgek run` against the golden.
 bool AskLlmSeed(const OperatorSpec& op, const LlmSeedOptions& opts, std::string* source, std::string* err);
 
-}  // namespace forgek::cli
+}  // namespace forgek
