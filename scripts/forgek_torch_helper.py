@@ -769,17 +769,24 @@ def from_tensor(torch, name, t):
     return {"name": name, "dtype": dt, "shape": list(t.shape), "nbytes": len(data)}, data
 
 
+def problem_model(torch, path, sizes, device, wide):
+    """The problem's Model at `sizes` on `device` (in float64 when `wide`), the names of forward's
+    inputs, and its state keys by operator tensor name (dots as underscores)."""
+    module = load_problem(os.path.abspath(path), sizes)
+    torch.manual_seed(0)
+    model = module.Model(*module.get_init_inputs())
+    model = (model.double() if wide else model).eval().to(device)
+    names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
+    return model, names, {k.replace(".", "_"): k for k in model.state_dict()}
+
+
 class Golden:
     """The problem's Model at one config, computing in float64."""
 
     def __init__(self, torch, path, sizes, device="cpu"):
         self.torch = torch
         self.device = device
-        module = load_problem(os.path.abspath(path), sizes)
-        torch.manual_seed(0)
-        self.model = module.Model(*module.get_init_inputs()).double().eval().to(device)
-        self.names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
-        self.state = {k.replace(".", "_"): k for k in self.model.state_dict()}
+        self.model, self.names, self.state = problem_model(torch, path, sizes, device, wide=True)
 
     def run(self, tensors):
         torch = self.torch
@@ -816,11 +823,7 @@ class Yardstick:
             definition_tensors(self.defn, self.scalars)
             self.model, self.fn = None, reference_run(self.defn)
         else:
-            module = load_problem(path, sizes)
-            torch.manual_seed(0)
-            self.model = module.Model(*module.get_init_inputs()).eval().to(device)
-            self.names = input_names(module, len(module.Model.forward.__code__.co_varnames) - 1)
-            self.state = {k.replace(".", "_"): k for k in self.model.state_dict()}
+            self.model, self.names, self.state = problem_model(torch, path, sizes, device, wide=False)
             self.fn = self.model
 
     def arguments(self, tensors):

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "report_build.h"
+
 namespace forgek {
 namespace {
 
@@ -40,14 +42,11 @@ std::string TorchYardstickText(const TorchYardstick& t, double kernel_us) {
          ModeText("torch.compile", t.compiled, t.compile_error, kernel_us);
 }
 
+using report_build::NumberAt;
+using report_build::StringAt;
+
 TorchBeside TorchBesideOfRun(const nlohmann::json& t, const std::string& config, const std::string& seal,
                              const std::string& source) {
-  auto number = [](const nlohmann::json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
-  };
-  auto text = [](const nlohmann::json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-  };
   const nlohmann::json none;
   const nlohmann::json& eager = t.is_object() && t.contains("eager") ? t["eager"] : none;
   const nlohmann::json& compiled = t.is_object() && t.contains("compile") ? t["compile"] : none;
@@ -57,18 +56,18 @@ TorchBeside TorchBesideOfRun(const nlohmann::json& t, const std::string& config,
   b.from_run = true;
   TorchConfig& c = b.numbers;
   c.config = config;
-  c.seal_us = number(t, "kernel_us");
-  c.eager_us = number(eager, "median_us");
-  c.eager_noise = number(eager, "rel_noise");
-  c.compile_us = number(compiled, "median_us");
-  c.compile_noise = number(compiled, "rel_noise");
-  c.speedup_vs_eager = number(t, "speedup_vs_eager");
-  c.speedup_vs_compile = number(t, "speedup_vs_compile");
+  c.seal_us = NumberAt(t, "kernel_us");
+  c.eager_us = NumberAt(eager, "median_us");
+  c.eager_noise = NumberAt(eager, "rel_noise");
+  c.compile_us = NumberAt(compiled, "median_us");
+  c.compile_noise = NumberAt(compiled, "rel_noise");
+  c.speedup_vs_eager = NumberAt(t, "speedup_vs_eager");
+  c.speedup_vs_compile = NumberAt(t, "speedup_vs_compile");
   c.status = c.eager_us > 0 || c.compile_us > 0 ? "compared" : "not compared";
-  if (std::string e = text(eager, "error"); !e.empty()) c.note = "eager: " + e;
-  if (std::string e = text(compiled, "error"); !e.empty())
+  if (std::string e = StringAt(eager, "error"); !e.empty()) c.note = "eager: " + e;
+  if (std::string e = StringAt(compiled, "error"); !e.empty())
     c.note += (c.note.empty() ? "" : "; ") + std::string("torch.compile: ") + e;
-  if (std::string k = text(t, "kernel"); k == "incumbent")
+  if (std::string k = StringAt(t, "kernel"); k == "incumbent")
     c.note += (c.note.empty() ? "" : "; ") + std::string("beside the incumbent (the run sealed nothing)");
   return b;
 }
