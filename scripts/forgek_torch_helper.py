@@ -172,6 +172,39 @@ def instantiate(torch, module, path):
     return model, inputs, names, outs
 
 
+def forward_outputs(torch, model, inputs):
+    with torch.no_grad():
+        out = model(*inputs)
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def same_outputs(torch, a, b):
+    """Whether two calls gave the same outputs bit for bit (NaN where the other has NaN)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.is_floating_point():
+            if not bool(((x == y) | (x.isnan() & y.isnan())).all()):
+                return False
+        elif not torch.equal(x, y):
+            return False
+    return True
+
+
+def refuse_if_random(torch, call, first, what, line=0):
+    """Calls `call` once more under another random seed and refuses when its outputs differ from
+    `first` (the same inputs): the reference draws random numbers, and forgek checks a kernel
+    element by element against one golden; it has no check of a distribution."""
+    torch.manual_seed(0x5eed)
+    again = call()
+    if not same_outputs(torch, first, again):
+        raise Refused("%s gives different outputs on the same inputs under another random seed: it draws random "
+                      "numbers (sampling, dropout, ...), and forgek checks outputs element by element against one "
+                      "golden, with no check of a distribution" % what, line)
+
+
 def line_of(fn):
     code = getattr(fn, "__code__", None)
     return code.co_firstlineno if code else 0
@@ -278,6 +311,8 @@ def describe(path, sizes):
             raise Refused("the problem does not run at small probe sizes (%s): %s" % (pv, e), e.line)
     mod = load_problem(path, {c: probes[0][1][c] for c in constants})
     model, inputs, names, outs = instantiate(torch, mod, path)
+    refuse_if_random(torch, lambda: forward_outputs(torch, model, inputs), outs, "Model.forward",
+                     line_of(mod.Model.forward))
     tensors = []
 
     def add(name, t, role):
@@ -685,6 +720,8 @@ def describe_definition(path, sizes):
         outs = call_reference(torch, defn, run, scalars, inputs)
     except Exception as e:
         raise Refused("reference: run(...) at %s raised %s: %s" % (config, type(e).__name__, e))
+    refuse_if_random(torch, lambda: [y for _, y in call_reference(torch, defn, run, scalars, inputs)],
+                     [y for _, y in outs], "reference: run(...)")
     max_abs = {}
     for entry, (name, y) in zip([t for t in tensors if t["role"] == "output"], outs):
         want = [config[d] for d in entry["shape"]]

@@ -142,6 +142,23 @@ class DescribeTest(unittest.TestCase):
             self.assertEqual(rc, 1)
             self.assertIn("torch.bool", d["error"])
 
+    def test_a_random_forward_is_refused_at_its_line(self):
+        # nn.Dropout in training mode (a Model's default) draws a new mask on every call.
+        with tempfile.TemporaryDirectory() as tmp:
+            body = "torch.nn.functional.dropout(x, 0.5, training=True)"
+            rc, d = describe(write_problem(tmp, PROBLEM.format(body=body, inputs="torch.rand(rows, cols)")))
+            self.assertEqual(rc, 1)
+            self.assertIn("Model.forward gives different outputs on the same inputs", d["error"])
+            self.assertIn("no check of a distribution", d["error"])
+            self.assertEqual(d["line"], 8)
+
+    def test_a_seeded_forward_is_not_random(self):
+        # A forward that seeds its own generator gives the same outputs on every call: imported.
+        with tempfile.TemporaryDirectory() as tmp:
+            body = "x + torch.rand(x.shape, generator=torch.Generator().manual_seed(7))"
+            rc, d = describe(write_problem(tmp, PROBLEM.format(body=body, inputs="torch.rand(rows, cols)")))
+            self.assertEqual(rc, 0, d)
+
     def test_missing_model_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             rc, d = describe(write_problem(tmp, "x = 1\n"))
@@ -254,6 +271,23 @@ class DefinitionTest(unittest.TestCase):
         self.refused(gemm, "M=2", "outputs.C: the reference returns shape [2, 8]")
         gemm["reference"] = "import torch\n"
         self.refused(gemm, "M=2", "defines no function run")
+
+    def test_a_sampling_reference_is_refused(self):
+        # FlashInfer-Bench's sampling definitions draw from probs: no one golden to check against.
+        sampling = {
+            "name": "top_k_sampling_from_probs_v8", "op_type": "sampling",
+            "axes": {"batch_size": {"type": "var"}, "vocab_size": {"type": "const", "value": 8}},
+            "inputs": {"probs": {"shape": ["batch_size", "vocab_size"], "dtype": "float32"}},
+            "outputs": {"samples": {"shape": ["batch_size"], "dtype": "int64"}},
+            "reference": "import torch\n\ndef run(probs):\n    return torch.multinomial(probs, 1).squeeze(-1)\n",
+        }
+        d = self.refused(sampling, "batch_size=64", "reference: run(...) gives different outputs on the same inputs")
+        self.assertIn("no check of a distribution", d["error"])
+        # The same definition made deterministic (argmax) imports.
+        sampling["reference"] = "import torch\n\ndef run(probs):\n    return probs.argmax(-1)\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, d = describe(write_json(tmp, sampling, "def.json"), "--sizes", "batch_size=64")
+            self.assertEqual(rc, 0, d)
 
     def test_invalid_json_is_located(self):
         with tempfile.TemporaryDirectory() as tmp:
