@@ -974,6 +974,95 @@ def time_modes(torch, modes, args, device, reps, budget_s):
     return out
 
 
+class CudaIpc:
+    """Another process's GPU memory mapped here through its CUDA IPC handle (the driver's
+    cuIpcOpenMemHandle, from libcuda.so.1 as the worker's): `run` with "on_device" reads the
+    worker's inputs and writes its truths where they lie, with no copy through the host."""
+
+    def __init__(self, torch):
+        import ctypes
+        self.torch, self.ctypes = torch, ctypes
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")  # the primary context current on this thread, as the driver calls need
+        lib = ctypes.CDLL("libcuda.so.1")
+
+        class Handle(ctypes.Structure):
+            _fields_ = [("reserved", ctypes.c_ubyte * 64)]
+
+        self.Handle = Handle
+        self._open = getattr(lib, "cuIpcOpenMemHandle_v2", None) or lib.cuIpcOpenMemHandle
+        self._open.argtypes = [ctypes.POINTER(ctypes.c_uint64), Handle, ctypes.c_uint]
+        self._open.restype = ctypes.c_int
+        self._close = lib.cuIpcCloseMemHandle
+        self._close.argtypes = [ctypes.c_uint64]
+        self._close.restype = ctypes.c_int
+        self.mapped = []  # base pointers opened by the request under way
+
+    def tensor(self, meta):
+        """The tensor `meta` describes ({name, dtype, shape, handle: 128 hex digits, offset, nbytes}),
+        a view of the other process's memory."""
+        name, dt = meta.get("name"), meta.get("dtype")
+        if dt not in DTYPES:
+            raise ValueError("tensor %s: dtype %s is not one the helper carries (%s)" % (name, dt, " ".join(DTYPES)))
+        tname, size = DTYPES[dt]
+        shape = [int(d) for d in meta["shape"]]
+        nbytes, offset = int(meta["nbytes"]), int(meta["offset"])
+        if math.prod(shape) * size != nbytes or nbytes <= 0 or offset < 0:
+            raise ValueError("tensor %s: %d bytes at offset %d for shape %s of %s" % (name, nbytes, offset, shape, dt))
+        raw = bytes.fromhex(meta["handle"])
+        if len(raw) != 64:
+            raise ValueError("tensor %s: an IPC handle is 64 bytes, not %d" % (name, len(raw)))
+        base = self.ctypes.c_uint64()
+        rc = self._open(self.ctypes.byref(base), self.Handle.from_buffer_copy(raw), 1)  # lazy peer access
+        if rc != 0:
+            raise RuntimeError("tensor %s: cuIpcOpenMemHandle failed with CUDA error %d" % (name, rc))
+        self.mapped.append(base.value)
+        view = _DeviceBytes(base.value + offset, nbytes)
+        return self.torch.as_tensor(view, device="cuda").view(getattr(self.torch, tname)).reshape(shape)
+
+    def synchronize(self):
+        self.torch.cuda.synchronize()
+
+    def close(self):
+        """Unmaps every handle this request opened (after the device is synchronized)."""
+        errors = [rc for rc in (self._close(b) for b in self.mapped) if rc != 0]
+        self.mapped = []
+        if errors:
+            raise RuntimeError("cuIpcCloseMemHandle failed with CUDA error %d" % errors[0])
+
+
+class _DeviceBytes:
+    """`nbytes` bytes at a device address, as torch.as_tensor reads __cuda_array_interface__."""
+
+    def __init__(self, ptr, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False), "version": 2}
+
+
+def run_on_device(torch, golden, on_device, ipc):
+    """`run` with its tensors left on the GPU: the inputs mapped, the golden computed, each output
+    written into the worker's truth where its dtype and shape are the ones asked for (the worker
+    checks the list it gets back, as it checks outputs sent through the pipes)."""
+    if not isinstance(on_device, dict) or not all(isinstance(on_device.get(k), list) for k in ("inputs", "outputs")):
+        raise ValueError("on_device holds the lists inputs and outputs")
+    try:
+        inputs = {m["name"]: ipc.tensor(m) for m in on_device["inputs"]}
+        truths = [ipc.tensor(m) for m in on_device["outputs"]]
+        outs = golden.run(inputs)
+        written = []
+        for i, (name, y) in enumerate(outs):
+            dt = forgek_dtype(torch, y.dtype)
+            if dt is None:
+                raise ValueError("output %s has dtype %s, which the helper does not carry" % (name, y.dtype))
+            if i < len(truths) and on_device["outputs"][i]["dtype"] == dt and list(truths[i].shape) == list(y.shape):
+                truths[i].copy_(y)
+            written.append({"name": name, "dtype": dt, "shape": list(y.shape), "nbytes": y.numel() * DTYPES[dt][1]})
+        return written
+    finally:
+        inputs = truths = outs = y = None
+        ipc.synchronize()  # every write done before the worker reads its truths or frees the memory
+        ipc.close()
+
+
 def compute_device(torch):
     """Where `run` computes in float64: FORGEK_TORCH_DEVICE (cpu, cuda), else CUDA when torch has it."""
     want = os.environ.get("FORGEK_TORCH_DEVICE", "auto")
@@ -1018,6 +1107,7 @@ def serve(path, sizes, stdin, stdout):
     device = compute_device(torch)
     goldens = Goldens(torch, path, sizes, device) if path else None
     yardstick = None
+    ipc = None  # CudaIpc, at the first `run` with on_device
     while True:
         header, blobs = read_message(stdin)
         if header is None:
@@ -1034,6 +1124,16 @@ def serve(path, sizes, stdin, stdout):
                 if not isinstance(sizes_asked, dict):
                     raise ValueError("sizes must be an object of NAME: integer")
                 yardstick = None  # one model on the device at a time
+                if header.get("on_device") is not None:
+                    if device != "cuda":
+                        raise ValueError("on_device: this helper computes on the %s, so it cannot map the worker's GPU "
+                                         "memory (CUDA IPC needs torch with CUDA)" % device)
+                    ipc = ipc or CudaIpc(torch)
+                    written = run_on_device(torch, goldens.get(sizes_asked), header["on_device"], ipc)
+                    torch.cuda.empty_cache()
+                    write_message(stdout, {"ok": True, "tensors": [], "written": written, "device": device,
+                                           "compute_s": time.perf_counter() - start})
+                    continue
                 outs = goldens.get(sizes_asked).run(tensors)
                 if device == "cuda":
                     torch.cuda.synchronize()

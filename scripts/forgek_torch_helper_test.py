@@ -384,6 +384,59 @@ class ProtocolTest(unittest.TestCase):
         want = torch.relu(((x.double() @ w.double().T + b.double()) - 2.0) * 1.5).float()
         self.assertTrue(torch.equal(tensors[0], want))
 
+    def test_on_device_from_a_helper_on_the_cpu_is_refused_and_serving_goes_on(self):
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        on_device = {"inputs": [], "outputs": []}
+        replies = exchange(request("run", [], on_device=on_device) + request("echo", []), path, {"batch_size": 8})
+        self.assertFalse(replies[0][0]["ok"])
+        self.assertIn("computes on the cpu, so it cannot map the worker's GPU memory", replies[0][0]["error"])
+        self.assertTrue(replies[1][0]["ok"])
+
+    def test_run_on_device_writes_each_output_asked_for_and_always_unmaps(self):
+        # The mapping faked by CPU tensors: what is written where, and the unmapping, are the helper's.
+        class FakeIpc:
+            def __init__(self, tensors):
+                self.tensors, self.closed, self.synced = tensors, 0, 0
+
+            def tensor(self, meta):
+                return self.tensors[meta["name"]]
+
+            def synchronize(self):
+                self.synced += 1
+
+            def close(self):
+                self.closed += 1
+
+        path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
+        sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}
+        golden = helper.Golden(torch, path, sizes)
+        x, w, b = torch.rand(8, 32), torch.rand(16, 32) - 0.5, torch.rand(16) - 0.5
+        truth = torch.full((8, 16), float("nan"))
+        ipc = FakeIpc({"x": x, "linear_weight": w, "linear_bias": b, "out": truth})
+        meta = lambda n, dt, shape: {"name": n, "dtype": dt, "shape": shape}  # noqa: E731
+        on_device = {"inputs": [meta("x", "f32", [8, 32]), meta("linear_weight", "f32", [16, 32]),
+                                meta("linear_bias", "f32", [16])],
+                     "outputs": [meta("out", "f32", [8, 16])]}
+        written = helper.run_on_device(torch, golden, on_device, ipc)
+        self.assertEqual(written, [{"name": "out", "dtype": "f32", "shape": [8, 16], "nbytes": 512}])
+        want = torch.relu(((x.double() @ w.double().T + b.double()) - 2.0) * 1.5).float()
+        self.assertTrue(torch.equal(truth, want))
+        self.assertEqual((ipc.synced, ipc.closed), (1, 1))
+        # A truth of another shape is left as it was, and the list says what was computed.
+        small = torch.full((8, 8), float("nan"))
+        ipc.tensors["out"] = small
+        on_device["outputs"] = [meta("out", "f32", [8, 8])]
+        written = helper.run_on_device(torch, golden, on_device, ipc)
+        self.assertEqual(written[0]["shape"], [8, 16])
+        self.assertTrue(bool(small.isnan().all()))
+        # A golden that raises still unmaps what was mapped.
+        del ipc.tensors["linear_bias"]
+        on_device["inputs"][2]["name"] = "linear_bias"
+        ipc.tensors["out"] = truth
+        with self.assertRaises(KeyError):
+            helper.run_on_device(torch, golden, on_device, ipc)
+        self.assertEqual(ipc.closed, 3)
+
     def test_run_without_a_parameter_is_an_error(self):
         path = os.path.join(FIXTURES, "level2_9_Matmul_Subtract_Multiply_ReLU.py")
         sizes = {"batch_size": 8, "in_features": 32, "out_features": 16}

@@ -150,10 +150,12 @@ std::string ResultText(const EvalResult& r, const std::string& title) {
   for (const ConfigResult& c : r.configs) {
     if (c.golden.seeds <= 0) continue;
     const double n = c.golden.seeds;
-    out += fmt::format("golden {}: PyTorch on {}, {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch), "
+    const bool mapped = c.golden.transport == "cuda_ipc";
+    out += fmt::format("golden {}: PyTorch on {} through {}, {:.1f} ms per seed ({:.1f} ms {}, {:.1f} ms torch), "
                        "{} seeds\n",
-                       c.config, c.golden.device, c.golden.total_ms / n, c.golden.copy_ms / n,
-                       c.golden.compute_ms / n, c.golden.seeds);
+                       c.config, c.golden.device, mapped ? "CUDA IPC" : "the pipes", c.golden.total_ms / n,
+                       c.golden.copy_ms / n, mapped ? "mapping" : "device copies", c.golden.compute_ms / n,
+                       c.golden.seeds);
   }
   for (const ConfigResult& c : r.configs)
     if (c.torch.asked()) out += fmt::format("torch {}: {}\n", c.config, TorchYardstickText(c.torch, c.candidate.median_us));

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "forgek/core/json_parse.h"
@@ -122,7 +123,8 @@ std::string PickPython() {
   return choice;
 }
 
-bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::string* err) {
+// The tensors a reply lists; `sized`: each one's bytes sized for the blob that follows the header.
+bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::string* err, bool sized = true) {
   if (!list.is_array()) return *err = "tensors is not a list", false;
   for (const json& m : list) {
     if (!m.is_object() || !m.contains("name") || !m.contains("dtype") || !m.contains("shape") || !m.contains("nbytes"))
@@ -131,7 +133,7 @@ bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::strin
     t.name = m["name"].get<std::string>();
     t.dtype = m["dtype"].get<std::string>();
     t.shape = m["shape"].get<std::vector<int64_t>>();
-    t.bytes.resize(m["nbytes"].get<size_t>());
+    if (sized) t.bytes.resize(m["nbytes"].get<size_t>());
     out->push_back(std::move(t));
   }
   return true;
@@ -344,6 +346,26 @@ bool EncodeTorchRequest(const json& header, const std::vector<TorchTensor>& tens
   return true;
 }
 
+bool DeviceTensorsJson(const std::vector<TorchDeviceTensor>& tensors, json* out, std::string* err) {
+  *out = json::array();
+  for (const TorchDeviceTensor& t : tensors) {
+    int size = TorchWireDtypeSize(t.dtype);
+    if (size == 0) return *err = "tensor " + t.name + ": dtype " + t.dtype + " does not cross to PyTorch", false;
+    int64_t elements = 1;
+    for (int64_t d : t.shape) elements *= d < 0 ? 0 : d;
+    if (elements * size != t.nbytes)
+      return *err = "tensor " + t.name + ": " + std::to_string(t.nbytes) + " bytes for its shape and " + t.dtype, false;
+    if (t.handle.size() != 64)
+      return *err = "tensor " + t.name + ": an IPC handle is 64 bytes, not " + std::to_string(t.handle.size()), false;
+    if (t.offset < 0) return *err = "tensor " + t.name + ": a negative offset", false;
+    std::string hex;
+    for (unsigned char c : t.handle) hex += fmt::format("{:02x}", c);
+    out->push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"handle", hex}, {"offset", t.offset},
+                    {"nbytes", t.nbytes}});
+  }
+  return true;
+}
+
 TorchServer::~TorchServer() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
@@ -392,6 +414,28 @@ bool TorchServer::Run(const std::map<std::string, int64_t>& sizes, const std::ve
   if (!sizes.empty()) header["sizes"] = sizes;
   json reply_header;
   if (!Send(header, inputs, reply, &reply_header, err)) return false;
+  const json& device = reply_header["device"];
+  const json& seconds = reply_header["compute_s"];
+  info->device = device.is_string() ? device.get<std::string>() : "";
+  info->compute_s = seconds.is_number() ? seconds.get<double>() : 0;
+  return true;
+}
+
+bool TorchServer::RunOnDevice(const std::map<std::string, int64_t>& sizes, const std::vector<TorchDeviceTensor>& inputs,
+                              const std::vector<TorchDeviceTensor>& outputs, std::vector<TorchTensor>* written,
+                              TorchRunInfo* info, std::string* err) {
+  json on_device = json::object();
+  if (!DeviceTensorsJson(inputs, &on_device["inputs"], err) || !DeviceTensorsJson(outputs, &on_device["outputs"], err))
+    return false;
+  json header = {{"op", "run"}, {"on_device", on_device}};
+  if (!sizes.empty()) header["sizes"] = sizes;
+  json reply_header;
+  std::vector<TorchTensor> none;
+  if (!Send(header, {}, &none, &reply_header, err)) return false;
+  written->clear();
+  auto list = reply_header.find("written");
+  if (list == reply_header.end()) return *err = "the torch helper's on-device `run` reply lists nothing written", false;
+  if (!ParseTensorList(*list, written, err, /*sized=*/false)) return false;  // the bytes stay on the GPU
   const json& device = reply_header["device"];
   const json& seconds = reply_header["compute_s"];
   info->device = device.is_string() ? device.get<std::string>() : "";

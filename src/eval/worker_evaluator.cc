@@ -218,9 +218,11 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     cr.golden = reply.golden;
     cr.torch = reply.torch;
     if (reply.golden.seeds > 0)
-      spdlog::info("{}: the PyTorch golden ({}) took {:.1f} ms per seed ({:.1f} ms device copies, {:.1f} ms torch)",
-                   where, reply.golden.device, reply.golden.total_ms / reply.golden.seeds,
-                   reply.golden.copy_ms / reply.golden.seeds, reply.golden.compute_ms / reply.golden.seeds);
+      spdlog::info("{}: the PyTorch golden ({}, {}) took {:.1f} ms per seed ({:.1f} ms {}, {:.1f} ms torch)",
+                   where, reply.golden.device, reply.golden.transport, reply.golden.total_ms / reply.golden.seeds,
+                   reply.golden.copy_ms / reply.golden.seeds,
+                   reply.golden.transport == "cuda_ipc" ? "mapping" : "device copies",
+                   reply.golden.compute_ms / reply.golden.seeds);
     if (!reply.correctness.ok) {
       result.configs.push_back(cr);
       return finish(Outcome::wrong, where + ": " + reply.correctness.detail);

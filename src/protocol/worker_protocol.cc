@@ -205,7 +205,7 @@ FORGEK_WIRE_TYPE(ResolvedLaunch, ("kernel"), kernel, grid, block, cluster, smem,
 FORGEK_WIRE_TYPE(StopRule, (), warmup, min_samples, max_samples, min_time_s, max_time_s, max_noise)
 FORGEK_WIRE_TYPE(TimingStats, ("median_us"), median_us, mean_us, min_us, p10_us, p90_us, rel_noise, samples,
                  sm_clock_mhz)
-FORGEK_WIRE_TYPE(GoldenTiming, ("seeds"), seeds, total_ms, copy_ms, compute_ms, device)
+FORGEK_WIRE_TYPE(GoldenTiming, ("seeds"), seeds, total_ms, copy_ms, compute_ms, device, transport)
 FORGEK_WIRE_TYPE(TorchYardstick, (), eager, compiled, eager_error, compile_error, device, torch_version)
 FORGEK_WIRE_TYPE(CorrectnessReport, ("ok"), ok, rel_l2, max_abs, bad_elements, detail)
 FORGEK_WIRE_TYPE(KernelLaunchRecord, ("name", "grid", "block"), name, grid, block, cluster, registers_per_thread,

@@ -66,6 +66,23 @@ bool TorchGolden::Compute(const std::string& file, const std::map<std::string, i
   return MatchTruths(*outputs, truths, err);
 }
 
+bool TorchGolden::ComputeOnDevice(const std::string& file, const std::map<std::string, int64_t>& sizes,
+                                  const std::vector<TorchDeviceTensor>& inputs,
+                                  const std::vector<TorchDeviceTensor>& outputs, const std::vector<TruthSpec>& truths,
+                                  TorchRunInfo* info, std::string* err) {
+  if (!Ensure(file, err)) return false;
+  std::string why;
+  std::vector<TorchTensor> written;
+  if (!server_.RunOnDevice(sizes, inputs, outputs, &written, info, &why)) return *err = Failure(file, why), false;
+  return MatchTruths(written, truths, err);
+}
+
+void TorchGolden::RefuseIpc(const std::string& why) {
+  if (!ipc_refused_.empty()) return;
+  ipc_refused_ = why;
+  spdlog::warn("the PyTorch golden's tensors go through the pipes from now on: CUDA IPC failed ({})", why);
+}
+
 bool TorchGolden::Time(const std::string& file, const std::map<std::string, int64_t>& sizes,
                        const std::vector<TorchTensor>& inputs, int reps, double budget_s, TorchTimeReply* out,
                        std::string* err) {

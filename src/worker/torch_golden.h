@@ -31,6 +31,16 @@ class TorchGolden {
   bool Compute(const std::string& file, const std::map<std::string, int64_t>& sizes,
                const std::vector<TorchTensor>& inputs, const std::vector<TruthSpec>& truths,
                std::vector<TorchTensor>* outputs, TorchRunInfo* info, std::string* err);
+  // The same with the tensors left on the worker's GPU (TorchServer::RunOnDevice): the helper maps
+  // `inputs` and `outputs` through their IPC handles and writes each output into its truth buffer.
+  // False with the reason, as Compute; the caller may then send the tensors through the pipes.
+  bool ComputeOnDevice(const std::string& file, const std::map<std::string, int64_t>& sizes,
+                       const std::vector<TorchDeviceTensor>& inputs, const std::vector<TorchDeviceTensor>& outputs,
+                       const std::vector<TruthSpec>& truths, TorchRunInfo* info, std::string* err);
+  // Why CUDA IPC is not used any more by this worker ("" while it may be): set once the helper
+  // could not map the tensors and the pipes then served the same request.
+  const std::string& ipc_refused() const { return ipc_refused_; }
+  void RefuseIpc(const std::string& why);
   // The yardstick: the problem in its own dtypes on `inputs`, timed eagerly and under torch.compile
   // (TorchServer::Time). False with the reason, as Compute.
   bool Time(const std::string& file, const std::map<std::string, int64_t>& sizes,
@@ -46,6 +56,7 @@ class TorchGolden {
   std::string Failure(const std::string& file, const std::string& why);
 
   std::string file_;
+  std::string ipc_refused_;
   TorchServer server_;
 };
 

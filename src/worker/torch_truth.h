@@ -14,10 +14,12 @@ namespace forgek::worker {
 inline constexpr int kTorchYardstickReps = 50;
 inline constexpr double kTorchYardstickBudgetS = 20;
 
-// Copies copy 0 of every input to the host, has `torch` compute the outputs of `file` at the
-// config's values and uploads them into the truth buffers (poisoned before, by ResetTruth, and
-// checked after, as a golden kernel's). Adds this seed's cost to `timing`. An operator with an
-// inout tensor, or a dtype PyTorch cannot carry, is refused.
+// Has `torch` compute the outputs of `file` at the config's values from copy 0 of every input, into
+// the truth buffers (poisoned before, by ResetTruth, and checked after, as a golden kernel's).
+// The tensors stay on the GPU where the helper can map them (CUDA IPC: no copy through the host);
+// else, or with FORGEK_TORCH_TRANSPORT=pipes, the inputs go to the host and through the pipes and
+// the outputs come back the same way. Adds this seed's cost and transport to `timing`. An operator
+// with an inout tensor, or a dtype PyTorch cannot carry, is refused.
 bool ComputeTorchTruth(GpuContext* gpu, ConfigBuffers* buffers, const WireConfig& config, const std::string& file,
                        TorchGolden* torch, GoldenTiming* timing, GpuError* err);
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -94,6 +96,49 @@ TEST(GpuTorchGolden, SoftmaxPyTorchGoldenAgreesWithItsCudaGoldenOnEveryConfig) {
   EXPECT_NE(r.err.find("the PyTorch golden ("), std::string::npos) << r.err;
   PrintGoldenCost(r.err);
   std::printf("[ golden   ] wall %.2f s\n", wall);
+}
+
+// The two ways the tensors cross to the helper (FORGEK_TORCH_TRANSPORT) on the same seeds: mapped
+// where they lie (CUDA IPC) and copied through the host and the pipes. Both truths are the same
+// float64 computation, so the CUDA golden's error against them is the same to the last bit; the
+// default takes CUDA IPC where torch computes on the GPU. Prints the cost of each per config.
+TEST(GpuTorchGolden, CudaIpcAndThePipesGiveTheSameTruth) {
+  if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
+  TempDir tmp;
+  const std::string root = SoftmaxWithTorchGolden(tmp.file("ops"));
+  std::map<std::string, nlohmann::json> by_transport;
+  for (const std::string transport : {"cuda_ipc", "pipes", "auto"}) {
+    CommandResult r = RunForgek({"--json", "--operators", root, "eval", "--op", "softmax_fp32", "--kernel",
+                                 root + "/softmax_fp32/golden.cu", "--no-time", "--seeds", "2"},
+                                {"XDG_CACHE_HOME=" + tmp.file("cache"), "FORGEK_TORCH_TRANSPORT=" + transport});
+    ASSERT_EQ(r.exit_code, 0) << transport << ": " << r.out << r.err;
+    by_transport[transport] = nlohmann::json::parse(r.out);
+    PrintGoldenCost(r.err);
+  }
+  const nlohmann::json& ipc = by_transport["cuda_ipc"]["configs"];
+  const nlohmann::json& pipes = by_transport["pipes"]["configs"];
+  const nlohmann::json& automatic = by_transport["auto"]["configs"];
+  ASSERT_EQ(ipc.size(), 3u);
+  ASSERT_EQ(pipes.size(), 3u);
+  ASSERT_EQ(automatic.size(), 3u);
+  for (size_t i = 0; i < ipc.size(); ++i) {
+    const std::string config = ipc[i]["config"];
+    EXPECT_TRUE(ipc[i]["correctness"]["ok"].get<bool>()) << ipc[i].dump();
+    EXPECT_TRUE(pipes[i]["correctness"]["ok"].get<bool>()) << pipes[i].dump();
+    EXPECT_EQ(ipc[i]["golden_timing"]["transport"], "cuda_ipc") << ipc[i].dump();
+    EXPECT_EQ(pipes[i]["golden_timing"]["transport"], "pipes") << pipes[i].dump();
+    EXPECT_EQ(automatic[i]["golden_timing"]["transport"], "cuda_ipc") << automatic[i].dump();
+    EXPECT_EQ(ipc[i]["correctness"]["rel_l2"].get<double>(), pipes[i]["correctness"]["rel_l2"].get<double>())
+        << config;
+    EXPECT_EQ(ipc[i]["correctness"]["max_abs"].get<double>(), pipes[i]["correctness"]["max_abs"].get<double>())
+        << config;
+    auto per_seed = [](const nlohmann::json& c, const char* key) {
+      return c["golden_timing"][key].get<double>() / c["golden_timing"]["seeds"].get<double>();
+    };
+    std::printf("[ golden   ] %s per seed: CUDA IPC %.1f ms (torch %.1f ms), pipes %.1f ms (torch %.1f ms)\n",
+                config.c_str(), per_seed(ipc[i], "total_ms"), per_seed(ipc[i], "compute_ms"),
+                per_seed(pipes[i], "total_ms"), per_seed(pipes[i], "compute_ms"));
+  }
 }
 
 // KernelBench's level-1 softmax at 1024 x 4096 imported as softmax_rows under tmp/ops, with the

@@ -142,6 +142,56 @@ TEST(TorchHelper, RunIsTheGoldenOfTheModel) {
   EXPECT_EQ(y[3], 0.0f);
 }
 
+// Device tensors travel as their IPC handles in hex, with offsets; what cannot be mapped is refused
+// before anything is sent.
+TEST(TorchHelper, DeviceTensorsCarryTheirHandleInHex) {
+  std::string handle(64, '\0');
+  handle[0] = '\x01';
+  handle[63] = '\xab';
+  nlohmann::json j;
+  std::string err;
+  ASSERT_TRUE(DeviceTensorsJson({{"x", "bf16", {2, 3}, handle, 256, 12}}, &j, &err)) << err;
+  ASSERT_EQ(j.size(), 1u);
+  const std::string hex = j[0]["handle"];
+  EXPECT_EQ(hex.size(), 128u);
+  EXPECT_EQ(hex.substr(0, 2), "01");
+  EXPECT_EQ(hex.substr(126), "ab");
+  EXPECT_EQ(j[0]["offset"], 256);
+  EXPECT_EQ(j[0]["nbytes"], 12);
+  EXPECT_FALSE(DeviceTensorsJson({{"x", "bf16", {2, 3}, handle, 0, 8}}, &j, &err));
+  EXPECT_NE(err.find("tensor x: 8 bytes for its shape and bf16"), std::string::npos) << err;
+  EXPECT_FALSE(DeviceTensorsJson({{"q", "e4m3", {2}, handle, 0, 2}}, &j, &err));
+  EXPECT_NE(err.find("dtype e4m3 does not cross"), std::string::npos) << err;
+  EXPECT_FALSE(DeviceTensorsJson({{"x", "f32", {2}, "short", 0, 8}}, &j, &err));
+  EXPECT_NE(err.find("an IPC handle is 64 bytes, not 5"), std::string::npos) << err;
+}
+
+// A helper computing on the CPU cannot map the worker's GPU memory: it says so, and serves on (the
+// worker then sends the tensors through the pipes).
+TEST(TorchHelper, RunOnDeviceIsRefusedByAHelperOnTheCpu) {
+  const char* old = std::getenv("FORGEK_TORCH_DEVICE");
+  const std::string saved = old ? old : "";
+  setenv("FORGEK_TORCH_DEVICE", "cpu", 1);
+  TorchServer server;
+  std::string err;
+  const bool started = server.Start(Paths(), Fixture("level1_19_ReLU.py"), {{"batch_size", 2}, {"dim", 2}}, &err);
+  if (old) setenv("FORGEK_TORCH_DEVICE", saved.c_str(), 1);
+  else unsetenv("FORGEK_TORCH_DEVICE");
+  ASSERT_TRUE(started) << err;
+  const std::string handle(64, '\x07');
+  std::vector<TorchTensor> written;
+  TorchRunInfo info;
+  EXPECT_FALSE(server.RunOnDevice({}, {{"x", "f32", {2, 2}, handle, 0, 16}}, {{"out", "f32", {2, 2}, handle, 16, 16}},
+                                  &written, &info, &err));
+  EXPECT_NE(err.find("computes on the cpu, so it cannot map the worker's GPU memory"), std::string::npos) << err;
+  const float x[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
+  std::vector<TorchTensor> got;
+  ASSERT_TRUE(server.Exchange("run", {{"x", "f32", {2, 2}, std::string(reinterpret_cast<const char*>(x), sizeof x)}},
+                              &got, &err))
+      << err;
+  ASSERT_EQ(got.size(), 1u);
+}
+
 // The yardstick: the problem timed in its own dtypes, eager sampled as often as asked, then the
 // golden still computed by the same process; a problem that cannot run is an error, the helper goes on.
 TEST(TorchHelper, TimeSamplesEagerAndSaysWhatOfTorchCompile) {

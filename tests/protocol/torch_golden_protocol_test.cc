@@ -32,6 +32,7 @@ TEST(TorchGoldenProtocol, ReplyGoldenTimingRoundTrips) {
   r.golden.copy_ms = 2.25;
   r.golden.compute_ms = 100;
   r.golden.device = "cuda";
+  r.golden.transport = "cuda_ipc";
   json j = json::parse(ToJson(r).dump());
   ASSERT_TRUE(j.contains("golden_timing"));
   EvaluateReply back;
@@ -42,6 +43,7 @@ TEST(TorchGoldenProtocol, ReplyGoldenTimingRoundTrips) {
   EXPECT_DOUBLE_EQ(back.golden.copy_ms, 2.25);
   EXPECT_DOUBLE_EQ(back.golden.compute_ms, 100);
   EXPECT_EQ(back.golden.device, "cuda");
+  EXPECT_EQ(back.golden.transport, "cuda_ipc");
   json bad = j;
   bad["golden_timing"]["seeds"] = "three";
   EXPECT_FALSE(FromJson(bad, &back, &err));

@@ -54,7 +54,8 @@ struct CorrectnessReport {
 struct GoldenTiming {
   int seeds = 0;
   double total_ms = 0, copy_ms = 0, compute_ms = 0;
-  std::string device;  // where torch computed: "cpu" or "cuda"
+  std::string device;     // where torch computed: "cpu" or "cuda"
+  std::string transport;  // how the tensors crossed: "cuda_ipc" (mapped where they lie) or "pipes"
 };
 
 // PyTorch's own time on a config whose golden is a PyTorch problem: the yardstick people quote

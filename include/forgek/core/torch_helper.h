@@ -113,6 +113,19 @@ bool EncodeTorchMessage(const std::string& op, const std::vector<TorchTensor>& t
 bool EncodeTorchRequest(const nlohmann::json& header, const std::vector<TorchTensor>& tensors, std::string* out,
                         std::string* err);
 
+// A tensor left where it lies on the worker's GPU: the helper maps it through its CUDA IPC handle
+// (the allocation's, `offset` bytes from its base) instead of receiving its bytes.
+struct TorchDeviceTensor {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  std::string handle;  // the CUipcMemHandle's 64 bytes
+  int64_t offset = 0, nbytes = 0;
+};
+
+// The request's JSON form of device tensors (the handle as hex). False when a tensor's byte count
+// does not match its shape and dtype, the dtype is not carried, or the handle is not 64 bytes.
+bool DeviceTensorsJson(const std::vector<TorchDeviceTensor>& tensors, nlohmann::json* out, std::string* err);
+
 // What the helper says of one `run` besides its tensors.
 struct TorchRunInfo {
   std::string device;    // where it computed: "cpu" or "cuda"
@@ -145,6 +158,13 @@ class TorchServer {
   // in `reply`. False as Exchange.
   bool Run(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs,
            std::vector<TorchTensor>* reply, TorchRunInfo* info, std::string* err);
+  // `run` with its tensors on the GPU (`run` with "on_device"): the helper maps `inputs` and
+  // `outputs` through their IPC handles, computes the golden on that device and writes each output
+  // into its tensor, then unmaps them. `written` gets what it computed (name, dtype, shape; no
+  // bytes) to be checked as Run's reply is. False as Exchange; a helper computing on the CPU refuses.
+  bool RunOnDevice(const std::map<std::string, int64_t>& sizes, const std::vector<TorchDeviceTensor>& inputs,
+                   const std::vector<TorchDeviceTensor>& outputs, std::vector<TorchTensor>* written,
+                   TorchRunInfo* info, std::string* err);
   // `time` at `sizes` with the inputs in their own dtypes: at most `reps` samples per mode, sampling
   // stopped after `budget_s` (5 samples at least). False as Exchange, or when the reply is malformed.
   bool Time(const std::map<std::string, int64_t>& sizes, const std::vector<TorchTensor>& inputs, int reps,

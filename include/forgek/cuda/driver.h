@@ -33,6 +33,8 @@ namespace forgek::cuda {
   X(cuMemAlloc)                    \
   X(cuMemFree)                     \
   X(cuMemGetInfo)                  \
+  X(cuMemGetAddressRange)          \
+  X(cuIpcGetMemHandle)             \
   X(cuMemsetD8Async)               \
   X(cuMemsetD16Async)              \
   X(cuMemsetD32Async)              \
