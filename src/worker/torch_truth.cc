@@ -94,6 +94,16 @@ bool Export(const cuda::Driver& d, const std::string& name, DType dtype, const s
   return true;
 }
 
+// One seed's cost added to the config's.
+void AddSeed(double total_ms, double copy_ms, const TorchRunInfo& info, const char* transport, GoldenTiming* timing) {
+  timing->seeds += 1;
+  timing->total_ms += total_ms;
+  timing->copy_ms += copy_ms;
+  timing->compute_ms += info.compute_s * 1000.0;
+  timing->device = info.device;
+  timing->transport = transport;
+}
+
 enum class OnDevice { ok, failed, unavailable };
 
 // The truth computed where the tensors lie: copy 0 of every input and every truth buffer handed to
@@ -119,12 +129,7 @@ OnDevice ComputeOnDevice(GpuContext* gpu, ConfigBuffers* buffers, const WireConf
   const double map_ms = MsSince(start);
   TorchRunInfo info;
   if (!torch->ComputeOnDevice(file, config.values, inputs, outputs, truths, &info, why)) return OnDevice::unavailable;
-  timing->seeds += 1;
-  timing->total_ms += MsSince(start);
-  timing->copy_ms += map_ms;
-  timing->compute_ms += info.compute_s * 1000.0;
-  timing->device = info.device;
-  timing->transport = "cuda_ipc";
+  AddSeed(MsSince(start), map_ms, info, "cuda_ipc", timing);
   return OnDevice::ok;
 }
 
@@ -200,12 +205,7 @@ bool ComputeThroughPipes(GpuContext* gpu, ConfigBuffers* buffers, const WireConf
   if (!gpu->Sync("copy the PyTorch golden's outputs", err)) return false;
   copy_ms += MsSince(upload);
 
-  timing->seeds += 1;
-  timing->total_ms += MsSince(start);
-  timing->copy_ms += copy_ms;
-  timing->compute_ms += info.compute_s * 1000.0;
-  timing->device = info.device;
-  timing->transport = "pipes";
+  AddSeed(MsSince(start), copy_ms, info, "pipes", timing);
   return true;
 }
 
