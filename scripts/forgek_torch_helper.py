@@ -55,6 +55,7 @@ import os
 import sys
 import time
 import traceback
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -340,8 +341,34 @@ def describe(path, sizes):
         add(output_name(i, len(outs)), y, "output")
     scalars = {k: v for k, v in vars(module).items()
                if not k.startswith("_") and type(v) in (int, float) and k not in constants}
+    max_abs, magnitude_at = output_magnitudes(torch, path, config, tensors, outs)
     return {"file": path, "params": sorted(constants), "config": config, "tensors": tensors,
-            "fixed": scalars, "torch": torch.__version__}
+            "fixed": scalars, "max_abs": max_abs, "magnitude_at": magnitude_at, "torch": torch.__version__}
+
+
+# The largest config whose outputs' magnitude `describe` measures by running the problem there (its
+# tensors' bytes, float32 on the CPU); above it, the magnitude at the probe sizes stands in.
+MAGNITUDE_BYTES = 1 << 30
+
+
+def output_magnitudes(torch, path, config, tensors, probe_outs):
+    """Each output's largest finite |value| (the importer's max_abs follows KernelBench's rtol) and
+    where it was measured: "config" (the problem run at the config's sizes) or "probe"."""
+    total = 0
+    for t in tensors:
+        n = DTYPES[t["dtype"]][1]
+        for d in t["shape"]:
+            n *= config[d] if isinstance(d, str) else int(d)
+        total += n
+    outs, where = probe_outs, "probe"
+    if total <= MAGNITUDE_BYTES:
+        _, _, _, outs = instantiate(torch, load_problem(path, config), path)
+        where = "config"
+    magnitudes = {}
+    for i, y in enumerate(outs):
+        finite = y.double()[torch.isfinite(y.double())] if y.is_floating_point() else y.double()
+        magnitudes[output_name(i, len(outs))] = float(finite.abs().max()) if finite.numel() else 0.0
+    return magnitudes, where
 
 
 # ---- a seed forgek writes itself: elementwise problems ----
@@ -649,12 +676,15 @@ def definition_init(defn, name, dtype):
 
 
 def reference_run(defn):
-    """The reference's run(...), exec'd into a fresh namespace."""
+    """The reference's run(...), exec'd into a fresh module registered in sys.modules: torch.compile
+    imports the module a function names (run.__module__), as it would a reference in a file."""
     try:
         code = compile(defn["reference"], "<reference>", "exec")
     except SyntaxError as e:
         raise Refused("reference: syntax error at its line %d: %s" % (e.lineno or 0, e.msg))
-    namespace = {"__name__": "forgek_flashinfer_reference"}
+    module = types.ModuleType("forgek_flashinfer_reference_%d" % len(sys.modules))
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     try:
         exec(code, namespace)
     except Exception as e:

@@ -79,6 +79,17 @@ class DescribeTest(unittest.TestCase):
         self.assertEqual(rc, 0, d)
         self.assertEqual(d["tensors"][0]["shape"], ["batch_size", 32768])
         self.assertEqual(d["fixed"], {"dim": 1})
+        # 32768 x 32768 is 8 GiB: the outputs' magnitude comes from the probe sizes, whose rows are as long.
+        self.assertEqual(d["magnitude_at"], "probe")
+        self.assertGreater(d["max_abs"]["out"], 10000)
+
+    def test_outputs_magnitude_at_the_config_sizes(self):
+        # A running sum of 32768 uniform [0, 1) values ends near 16384: KernelBench's rtol is of that.
+        rc, d = describe(os.path.join(FIXTURES, "level1_89_cumsum.py"), "--sizes", "batch_size=2")
+        self.assertEqual(rc, 0, d)
+        self.assertEqual(d["magnitude_at"], "config")
+        self.assertGreater(d["max_abs"]["out"], 15000)
+        self.assertLess(d["max_abs"]["out"], 17500)
 
     def test_sizes_override_the_config(self):
         rc, d = describe(os.path.join(FIXTURES, "level1_23_Softmax.py"), "--sizes", "batch_size=128,dim=4096")
@@ -288,6 +299,13 @@ class DefinitionTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             rc, d = describe(write_json(tmp, sampling, "def.json"), "--sizes", "batch_size=64")
             self.assertEqual(rc, 0, d)
+
+    def test_the_reference_lives_in_an_importable_module(self):
+        # torch.compile imports run.__module__; a namespace of its own made it fail with ModuleNotFoundError.
+        import importlib
+        run = helper.reference_run(definition("gemm_n4096_k4096.json"))
+        module = importlib.import_module(run.__module__)
+        self.assertIs(module.run, run)
 
     def test_invalid_json_is_located(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -298,6 +298,7 @@ bool DescribeKernelBench(const TorchHelperPaths& paths, const std::string& file,
     problem->kind = j.value("kind", "kernelbench");
     problem->scalars = j.value("scalars", json::array());
     problem->max_abs = j.value("max_abs", std::map<std::string, double>());
+    problem->magnitude_at = j.value("magnitude_at", "");
     problem->torch_version = j.value("torch", "");
     for (const json& t : j.at("tensors")) {
       ProblemTensor p;

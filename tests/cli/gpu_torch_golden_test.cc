@@ -100,8 +100,10 @@ TEST(GpuTorchGolden, SoftmaxPyTorchGoldenAgreesWithItsCudaGoldenOnEveryConfig) {
 
 // The two ways the tensors cross to the helper (FORGEK_TORCH_TRANSPORT) on the same seeds: mapped
 // where they lie (CUDA IPC) and copied through the host and the pipes. Both truths are the same
-// float64 computation, so the CUDA golden's error against them is the same to the last bit; the
-// default takes CUDA IPC where torch computes on the GPU. Prints the cost of each per config.
+// float64 computation rounded to f32, so the CUDA golden's error against them agrees to float64
+// rounding (on an H100, 2026-12-07: rel_l2 0 against 4.5e-14 at 4096x32768, a last f32 bit moved
+// by a float64 reduction; identical on the other configs); the default takes CUDA IPC where torch
+// computes on the GPU. Prints the cost of each per config.
 TEST(GpuTorchGolden, CudaIpcAndThePipesGiveTheSameTruth) {
   if (!HasGpu()) GTEST_SKIP() << "no GPU: " << RunForgek({"worker", "--probe"}).out;
   TempDir tmp;
@@ -128,9 +130,10 @@ TEST(GpuTorchGolden, CudaIpcAndThePipesGiveTheSameTruth) {
     EXPECT_EQ(ipc[i]["golden_timing"]["transport"], "cuda_ipc") << ipc[i].dump();
     EXPECT_EQ(pipes[i]["golden_timing"]["transport"], "pipes") << pipes[i].dump();
     EXPECT_EQ(automatic[i]["golden_timing"]["transport"], "cuda_ipc") << automatic[i].dump();
-    EXPECT_EQ(ipc[i]["correctness"]["rel_l2"].get<double>(), pipes[i]["correctness"]["rel_l2"].get<double>())
+    EXPECT_NEAR(ipc[i]["correctness"]["rel_l2"].get<double>(), pipes[i]["correctness"]["rel_l2"].get<double>(), 1e-12)
         << config;
-    EXPECT_EQ(ipc[i]["correctness"]["max_abs"].get<double>(), pipes[i]["correctness"]["max_abs"].get<double>())
+    EXPECT_NEAR(ipc[i]["correctness"]["max_abs"].get<double>(), pipes[i]["correctness"]["max_abs"].get<double>(),
+                1e-10)
         << config;
     auto per_seed = [](const nlohmann::json& c, const char* key) {
       return c["golden_timing"][key].get<double>() / c["golden_timing"]["seeds"].get<double>();

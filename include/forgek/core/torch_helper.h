@@ -69,7 +69,9 @@ struct KernelBenchProblem {
   std::vector<ProblemTensor> tensors;     // inputs, then parameters, then outputs
   nlohmann::json fixed;                   // other module-level numbers
   nlohmann::json scalars;                 // a definition's scalar inputs: [{"name", "dtype", "value"}]
-  std::map<std::string, double> max_abs;  // a definition's outputs: the largest |value| at the config
+  std::map<std::string, double> max_abs;  // each output's largest |value|: a definition's at the config,
+                                          // a problem's where magnitude_at says
+  std::string magnitude_at;               // a problem's: "config" (run at its sizes) or "probe" (too large)
   std::string torch_version;
 };
 
