@@ -161,11 +161,9 @@ def instantiate(torch, module, path):
             raise Refused("get_inputs()[%d] (%s) is a %s, not a tensor: forgek's inputs are tensors"
                           % (i, names[i], type(x).__name__), line_of(module.get_inputs))
     try:
-        with torch.no_grad():
-            out = model(*inputs)
+        outs = forward_outputs(torch, model, inputs)
     except Exception as e:
         raise Refused("Model.forward raised %s: %s" % (type(e).__name__, e), error_line(e, path))
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
     for i, y in enumerate(outs):
         if not isinstance(y, torch.Tensor):
             raise Refused("output %d of Model.forward is a %s, not a tensor" % (i, type(y).__name__),
@@ -174,6 +172,7 @@ def instantiate(torch, module, path):
 
 
 def forward_outputs(torch, model, inputs):
+    """forward's result as a list of its outputs (one, or a tuple's)."""
     with torch.no_grad():
         out = model(*inputs)
     return list(out) if isinstance(out, (tuple, list)) else [out]
@@ -808,14 +807,20 @@ def write_message(stream, header, blobs=()):
     stream.flush()
 
 
-def to_tensor(torch, meta, data):
-    dt = meta["dtype"]
+def wire_layout(meta, nbytes):
+    """The torch dtype name and shape a tensor's meta gives, checked against its byte count."""
+    dt = meta.get("dtype")
     if dt not in DTYPES:
-        raise ValueError("tensor %s: dtype %s is not one the helper carries (%s)" % (meta["name"], dt, " ".join(DTYPES)))
+        raise ValueError("tensor %s: dtype %s is not one the helper carries (%s)" % (meta.get("name"), dt, " ".join(DTYPES)))
     tname, size = DTYPES[dt]
     shape = [int(d) for d in meta["shape"]]
-    if math.prod(shape) * size != len(data):
-        raise ValueError("tensor %s: %d bytes for shape %s of %s" % (meta["name"], len(data), shape, dt))
+    if math.prod(shape) * size != nbytes:
+        raise ValueError("tensor %s: %d bytes for shape %s of %s" % (meta.get("name"), nbytes, shape, dt))
+    return tname, shape
+
+
+def to_tensor(torch, meta, data):
+    tname, shape = wire_layout(meta, len(data))
     if not data:
         return torch.empty(shape, dtype=getattr(torch, tname))
     flat = torch.frombuffer(data if isinstance(data, bytearray) else bytearray(data), dtype=getattr(torch, tname))
@@ -1031,14 +1036,10 @@ class CudaIpc:
     def tensor(self, meta):
         """The tensor `meta` describes ({name, dtype, shape, handle: 128 hex digits, offset, nbytes}),
         a view of the other process's memory."""
-        name, dt = meta.get("name"), meta.get("dtype")
-        if dt not in DTYPES:
-            raise ValueError("tensor %s: dtype %s is not one the helper carries (%s)" % (name, dt, " ".join(DTYPES)))
-        tname, size = DTYPES[dt]
-        shape = [int(d) for d in meta["shape"]]
-        nbytes, offset = int(meta["nbytes"]), int(meta["offset"])
-        if math.prod(shape) * size != nbytes or nbytes <= 0 or offset < 0:
-            raise ValueError("tensor %s: %d bytes at offset %d for shape %s of %s" % (name, nbytes, offset, shape, dt))
+        name, nbytes, offset = meta.get("name"), int(meta["nbytes"]), int(meta["offset"])
+        tname, shape = wire_layout(meta, nbytes)
+        if nbytes <= 0 or offset < 0:
+            raise ValueError("tensor %s: %d bytes at offset %d: nothing to map" % (name, nbytes, offset))
         raw = bytes.fromhex(meta["handle"])
         if len(raw) != 64:
             raise ValueError("tensor %s: an IPC handle is 64 bytes, not %d" % (name, len(raw)))

@@ -139,6 +139,28 @@ bool ParseTensorList(const json& list, std::vector<TorchTensor>* out, std::strin
   return true;
 }
 
+// Whether `nbytes` is what `shape` holds of `dtype`, a dtype the protocol carries; false naming why.
+bool CheckWireLayout(const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape,
+                     uint64_t nbytes, std::string* err) {
+  int size = TorchWireDtypeSize(dtype);
+  if (size == 0) return *err = "tensor " + name + ": dtype " + dtype + " does not cross to PyTorch", false;
+  uint64_t elements = 1;
+  for (int64_t d : shape) elements *= static_cast<uint64_t>(d < 0 ? 0 : d);
+  if (elements * size != nbytes)
+    return *err = "tensor " + name + ": " + std::to_string(nbytes) + " bytes for its shape and " + dtype, false;
+  return true;
+}
+
+// Where a `run` computed and its own time, from its reply's header.
+TorchRunInfo RunInfoOf(const json& reply_header) {
+  TorchRunInfo info;
+  auto device = reply_header.find("device");
+  auto seconds = reply_header.find("compute_s");
+  if (device != reply_header.end() && device->is_string()) info.device = device->get<std::string>();
+  if (seconds != reply_header.end() && seconds->is_number()) info.compute_s = seconds->get<double>();
+  return info;
+}
+
 }  // namespace
 
 bool IsTorchGolden(const std::string& golden) {
@@ -332,12 +354,7 @@ bool EncodeTorchRequest(const json& header, const std::vector<TorchTensor>& tens
                         std::string* err) {
   json metas = json::array();
   for (const TorchTensor& t : tensors) {
-    int size = TorchWireDtypeSize(t.dtype);
-    if (size == 0) return *err = "tensor " + t.name + ": dtype " + t.dtype + " does not cross to PyTorch", false;
-    uint64_t elements = 1;
-    for (int64_t d : t.shape) elements *= static_cast<uint64_t>(d < 0 ? 0 : d);
-    if (elements * size != t.bytes.size())
-      return *err = "tensor " + t.name + ": " + std::to_string(t.bytes.size()) + " bytes for its shape and " + t.dtype, false;
+    if (!CheckWireLayout(t.name, t.dtype, t.shape, t.bytes.size(), err)) return false;
     metas.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"nbytes", t.bytes.size()}});
   }
   json h = header;
@@ -350,12 +367,8 @@ bool EncodeTorchRequest(const json& header, const std::vector<TorchTensor>& tens
 bool DeviceTensorsJson(const std::vector<TorchDeviceTensor>& tensors, json* out, std::string* err) {
   *out = json::array();
   for (const TorchDeviceTensor& t : tensors) {
-    int size = TorchWireDtypeSize(t.dtype);
-    if (size == 0) return *err = "tensor " + t.name + ": dtype " + t.dtype + " does not cross to PyTorch", false;
-    int64_t elements = 1;
-    for (int64_t d : t.shape) elements *= d < 0 ? 0 : d;
-    if (elements * size != t.nbytes)
-      return *err = "tensor " + t.name + ": " + std::to_string(t.nbytes) + " bytes for its shape and " + t.dtype, false;
+    if (t.nbytes < 0) return *err = "tensor " + t.name + ": a negative byte count", false;
+    if (!CheckWireLayout(t.name, t.dtype, t.shape, static_cast<uint64_t>(t.nbytes), err)) return false;
     if (t.handle.size() != 64)
       return *err = "tensor " + t.name + ": an IPC handle is 64 bytes, not " + std::to_string(t.handle.size()), false;
     if (t.offset < 0) return *err = "tensor " + t.name + ": a negative offset", false;
@@ -415,10 +428,7 @@ bool TorchServer::Run(const std::map<std::string, int64_t>& sizes, const std::ve
   if (!sizes.empty()) header["sizes"] = sizes;
   json reply_header;
   if (!Send(header, inputs, reply, &reply_header, err)) return false;
-  const json& device = reply_header["device"];
-  const json& seconds = reply_header["compute_s"];
-  info->device = device.is_string() ? device.get<std::string>() : "";
-  info->compute_s = seconds.is_number() ? seconds.get<double>() : 0;
+  *info = RunInfoOf(reply_header);
   return true;
 }
 
@@ -437,10 +447,7 @@ bool TorchServer::RunOnDevice(const std::map<std::string, int64_t>& sizes, const
   auto list = reply_header.find("written");
   if (list == reply_header.end()) return *err = "the torch helper's on-device `run` reply lists nothing written", false;
   if (!ParseTensorList(*list, written, err, /*sized=*/false)) return false;  // the bytes stay on the GPU
-  const json& device = reply_header["device"];
-  const json& seconds = reply_header["compute_s"];
-  info->device = device.is_string() ? device.get<std::string>() : "";
-  info->compute_s = seconds.is_number() ? seconds.get<double>() : 0;
+  *info = RunInfoOf(reply_header);
   return true;
 }
 
