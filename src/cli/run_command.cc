@@ -271,7 +271,10 @@ void set_run_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--iterations", a->iterations, "Candidates to evaluate (0: until another budget ends)")
       ->check(WholeNumber(0, kMaxIterations))
       ->capture_default_str();
-  cmd->add_option("--time", a->time, "Wall-time budget: 90, 90s, 15m, 1h")->check(NonEmpty());
+  cmd->add_option("--time", a->time,
+                  "Wall-time budget: 90, 90s, 15m, 1h. The search stops early enough for the end of the run to fit "
+                  "(the best's profile, one config at a time, and its ablations only while they fit; the "
+                  "confirmation of the best always runs); the PyTorch yardstick is measured after it")->check(NonEmpty());
   cmd->add_option("--patience", a->patience, "Stop after this many candidates without a new best (0: never)")
       ->check(WholeNumber(0, kMaxIterations));
   cmd->add_option("--batch", a->batch, "Proposals compiled in parallel per agent call")

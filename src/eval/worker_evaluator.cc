@@ -292,7 +292,9 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     if (!MakeWireConfig(op, *config, &cmd.config, err) || !MakeWireKernel(req.kernel, op, *config, num_sms, &cmd.kernel, err))
       return false;
     if (cmd.kernel.label.empty()) cmd.kernel.label = "kernel";
+    const auto call_start = std::chrono::steady_clock::now();
     WorkerClient::Reply r = client_.Call("profile", ToJson(cmd), opts_.profile_deadline_s);
+    const double call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
     if (r.status != WorkerClient::Status::ok) return *err = where + ": " + r.detail, false;
     ProfileReply reply;
     if (!r.body.contains("status"))
@@ -311,6 +313,7 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
     p.launches = std::move(reply.launches);
     p.metrics = std::move(reply.metrics);
     p.time_us = reply.time_us;
+    p.wall_s = call_s;
     if (!EvalFormula(op.flops, "flops", op, *config, &p.flops, err) ||
         !EvalFormula(op.bytes, "bytes", op, *config, &p.bytes, err))
       return false;

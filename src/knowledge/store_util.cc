@@ -87,7 +87,8 @@ json ProfileToJson(const KernelProfile& p) {
                         {"duration_us", l.duration_us}});
   }
   return {{"label", p.label}, {"config", p.config}, {"launches", launches}, {"metrics", p.metrics},
-          {"sass", p.sass},   {"time_us", p.time_us}, {"flops", p.flops},    {"bytes", p.bytes}};
+          {"sass", p.sass},   {"time_us", p.time_us}, {"flops", p.flops},    {"bytes", p.bytes},
+          {"wall_s", p.wall_s}};
 }
 
 bool ProfileFromJson(const json& j, KernelProfile* p, std::string* err) {
@@ -99,6 +100,7 @@ bool ProfileFromJson(const json& j, KernelProfile* p, std::string* err) {
     out.time_us = j.value("time_us", 0.0);
     out.flops = j.value("flops", 0.0);
     out.bytes = j.value("bytes", 0.0);
+    out.wall_s = j.value("wall_s", 0.0);  // absent in profiles kept before it was measured
     if (j.contains("metrics")) out.metrics = j.at("metrics").get<std::map<std::string, double>>();
     for (const auto& l : j.value("launches", json::array())) {
       KernelLaunchRecord r;

@@ -111,12 +111,13 @@ bool RunState::Finish(std::string* err) {
   if (services_.store && services_.evaluator && !opts_.compile_only && have_best_ &&
       summary_->stop_reason != StopReason::interrupted) {
     std::map<std::string, double> best_metrics;
+    std::string metrics_config, analysis_note;
     auto stage_start = std::chrono::steady_clock::now();
-    AnalyzeBest(&best_metrics);
-    AddStage("analysis of the best", SecondsSince(stage_start));
+    AnalyzeBest(&best_metrics, &metrics_config, &analysis_note);
+    AddStage("analysis of the best", SecondsSince(stage_start), analysis_note);
     stage_start = std::chrono::steady_clock::now();
     std::string ablation_note;
-    RunAblations(best_metrics, &ablation_note);
+    RunAblations(best_metrics, metrics_config, &ablation_note);
     AddStage("ablations", SecondsSince(stage_start), ablation_note);
   }
   SummarizeLearned();

@@ -4,11 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <iterator>
 #include <map>
 
 #include "forgek/knowledge/store.h"
 #include "ablation.h"
 #include "resume_history.h"
+#include "run_text.h"
 
 namespace forgek {
 
@@ -35,19 +38,32 @@ void RunState::RecordLearned(const SettingComparison& c) {
   for (const DecisionRecord& d : updated) learned_[d.id] = d;
 }
 
-void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
+void RunState::AnalyzeBest(std::map<std::string, double>* metrics, std::string* metrics_config, std::string* note) {
   metrics->clear();
+  metrics_config->clear();
   if (!have_kb_) return;
   const std::string subject = "candidate:" + best_.hash;
   std::vector<Observation> obs;
   std::string sass;
-  ProfileRequest preq;
-  preq.op = &op_;
-  preq.kernel = best_.kernel;
-  preq.configs = opts_.configs;
+  // One config at a time, so that --time can stop between them: a profile replays every kernel
+  // of a call per counter pass, which for a multi-pass sort over a GiB is tens of seconds.
   std::vector<KernelProfile> profiles;
-  std::string perr;
-  if (services_.evaluator->Profile(preq, &profiles, &perr)) {
+  const std::vector<std::string> configs = ConfigNames();
+  for (const std::string& config : configs) {
+    if (!FitsBeforeConfirmation(profile_s_per_config_)) {
+      *note = std::to_string(profiles.size()) + " of " + std::to_string(configs.size()) +
+              " configs profiled: cut by --time";
+      break;
+    }
+    std::vector<KernelProfile> one;
+    std::string perr;
+    if (!ProfileKernel(services_.evaluator, best_.kernel, {config}, &one, &perr)) {
+      spdlog::info("best candidate not profiled on {}: {}", config, perr);
+      break;
+    }
+    profiles.insert(profiles.end(), std::make_move_iterator(one.begin()), std::make_move_iterator(one.end()));
+  }
+  if (!profiles.empty()) {
     HardwareSpec hw;
     std::string why;
     bool have_hw = ResolveHardware(services_.store, kb_, opts_.arch, device_, &hw, &why);
@@ -59,9 +75,8 @@ void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
       obs.insert(obs.end(), o.begin(), o.end());
       if (sass.empty()) sass = prof.sass;
     }
-    if (!profiles.empty()) *metrics = profiles.front().metrics;
-  } else {
-    spdlog::info("best candidate not profiled: {}", perr);
+    *metrics = profiles.front().metrics;
+    *metrics_config = profiles.front().config;
   }
   if (sass.empty()) {
     std::string derr;
@@ -85,16 +100,19 @@ void RunState::AnalyzeBest(std::map<std::string, double>* metrics) {
     spdlog::warn("observations of the best not recorded: {}", err);
 }
 
-void RunState::RunAblations(const std::map<std::string, double>& best_metrics, std::string* note) {
+void RunState::RunAblations(const std::map<std::string, double>& best_metrics, const std::string& metrics_config,
+                            std::string* note) {
   const Candidate& family = best_.proposal.candidate;
   if (family.manifest.controls.empty() || best_.proposal.family.empty()) return;
   const int budget = opts_.ablations >= 0 ? opts_.ablations : std::clamp(opts_.iterations / 8, 1, 4);
+  const bool with_deltas = !best_metrics.empty() && !metrics_config.empty();
   int run = 0, recorded = 0;
-  for (const ParamAssignment& variant : AblationVariants(family, op_, best_.proposal.params, budget)) {
-    // --time holds the end of the run too: the first ablation was reserved, the rest fit or wait
-    // for another run.
-    if (run > 0 && opts_.time_s > 0 && SecondsRun() + EndWorkEstimate() >= opts_.time_s) {
-      *note = "cut by --time after " + std::to_string(run);
+  const std::vector<ParamAssignment> variants = AblationVariants(family, op_, best_.proposal.params, budget);
+  for (const ParamAssignment& variant : variants) {
+    // --time holds the end of the run too: an ablation (timed, and profiled on one config for
+    // its metric deltas) runs only when it and the confirmation after it still fit.
+    if (!FitsBeforeConfirmation(EvaluationEstimate() + (with_deltas ? profile_s_per_config_ : 0))) {
+      *note = "cut by --time after " + std::to_string(run) + " of " + std::to_string(variants.size());
       break;
     }
     CompileResult compiled = services_.compiler->CompileNow(CandidateCompileRequest(family, variant, opts_.arch));
@@ -111,15 +129,12 @@ void RunState::RunAblations(const std::map<std::string, double>& best_metrics, s
     ++run;
     std::vector<SettingComparison> found = CompareAblation(op_, family.manifest, best_.proposal.params, variant, result);
     if (found.empty()) continue;
-    // Metric deltas: what the moved setting changes on the GPU, when both can be profiled.
-    if (!best_metrics.empty()) {
-      ProfileRequest preq;
-      preq.op = &op_;
-      preq.kernel = req.candidate;
-      preq.configs = opts_.configs;
+    // Metric deltas: what the moved setting changes on the GPU, on the config the best was
+    // profiled on, when both can be profiled.
+    if (with_deltas && FitsBeforeConfirmation(profile_s_per_config_)) {
       std::vector<KernelProfile> profiles;
       std::string perr;
-      if (services_.evaluator->Profile(preq, &profiles, &perr) && !profiles.empty())
+      if (ProfileKernel(services_.evaluator, req.candidate, {metrics_config}, &profiles, &perr) && !profiles.empty())
         for (const auto& [metric, value] : profiles.front().metrics) {
           auto it = best_metrics.find(metric);
           if (it != best_metrics.end())
@@ -148,15 +163,23 @@ void RunState::SummarizeLearned() {
   for (const DecisionRecord* d : changed) summary_->decisions_learned.push_back(std::string(DecisionVerdictName(d->verdict)) + ": " + d->text);
 }
 
-std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {
-  if (!evaluator || opts_.compile_only || !services_.agent->WantsProfiles()) return "";
+bool RunState::ProfileKernel(Evaluator* evaluator, const KernelUnderTest& kernel, const std::vector<std::string>& configs,
+                             std::vector<KernelProfile>* profiles, std::string* err) {
   ProfileRequest req;
   req.op = &op_;
   req.kernel = kernel;
-  req.configs = opts_.configs;
+  req.configs = configs;
+  const auto start = std::chrono::steady_clock::now();
+  if (!evaluator->Profile(req, profiles, err)) return false;
+  NoteProfileCost(*profiles, SecondsSince(start));
+  return true;
+}
+
+std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {
+  if (!evaluator || opts_.compile_only || !services_.agent->WantsProfiles()) return "";
   std::vector<KernelProfile> profiles;
   std::string err;
-  if (!evaluator->Profile(req, &profiles, &err)) {
+  if (!ProfileKernel(evaluator, kernel, opts_.configs, &profiles, &err)) {
     spdlog::warn("new best {} not profiled: {}", hash.substr(0, 8), err);
     return "";
   }

@@ -200,7 +200,7 @@ void RunState::AnalyzeTheIncumbent() {
   for (const DegradedStage& d : analysis.degraded) Degrade(d.stage, d.reason);
   incumbent_profiles_ = std::move(analysis.profiles);
   incumbent_summary_ = std::move(analysis.summary);
-  profile_s_per_config_ = analysis.profiled > 0 ? analysis.profile_s / analysis.profiled : 0;
+  profile_s_per_config_ = std::max(profile_s_per_config_, analysis.profile_s_per_config);
   if (services_.store)
     spdlog::info("incumbent analysed: {} configs profiled, {} from the store", analysis.profiled, analysis.cached);
   AddStage("incumbent analysis", SecondsSince(analysis_start),

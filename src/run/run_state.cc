@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "forgek/verdict/verdict.h"
 #include "run_text.h"
@@ -38,11 +39,30 @@ void RunState::AddStage(const std::string& name, double seconds, const std::stri
 
 double RunState::EndWorkEstimate() const {
   if (!have_best_ || opts_.compile_only || !services_.evaluator || evaluations_ == 0) return 0;
-  const double evaluation = evaluation_s_ / evaluations_;
+  const double evaluation = EvaluationEstimate();
   const double profile = profile_s_per_config_ * static_cast<double>(ConfigNames().size());
   const bool ablations = opts_.ablations != 0 && !best_.proposal.candidate.manifest.controls.empty();
-  // Confirmation on fresh seeds, the best's profile, and one ablation (evaluated and profiled).
-  return evaluation + (have_kb_ ? profile : 0) + (ablations ? evaluation + profile : 0);
+  // Confirmation on fresh seeds, the best's profile, and one ablation (evaluated, and profiled on
+  // one config for its metric deltas).
+  return evaluation + (have_kb_ ? profile : 0) + (ablations ? evaluation + (have_kb_ ? profile_s_per_config_ : 0) : 0);
+}
+
+double RunState::SecondsLeft() const {
+  return opts_.time_s > 0 ? opts_.time_s - SecondsRun() : std::numeric_limits<double>::infinity();
+}
+
+double RunState::EvaluationEstimate() const { return evaluations_ ? evaluation_s_ / evaluations_ : 0; }
+
+bool RunState::FitsBeforeConfirmation(double seconds) const {
+  return opts_.time_s <= 0 || seconds + EvaluationEstimate() <= SecondsLeft();
+}
+
+void RunState::NoteProfileCost(const std::vector<KernelProfile>& profiles, double call_s) {
+  if (profiles.empty()) return;
+  for (const KernelProfile& p : profiles) {
+    const double s = p.wall_s > 0 ? p.wall_s : call_s / static_cast<double>(profiles.size());
+    profile_s_per_config_ = std::max(profile_s_per_config_, s);
+  }
 }
 
 StopReason RunState::BudgetSpent(double elapsed_s) const {

@@ -87,12 +87,16 @@ class RunState {
   void Learn(const Proposal& p, const std::string& hash, const std::string& attempt_id, const EvalResult& result);
   void RecordLearned(const SettingComparison& c);
   // After the search: the best with one controlled param moved, timed interleaved against it;
-  // `best_metrics` (the best's profile, may be empty) give each ablation its metric deltas.
-  // Ablations past the first stop when --time is spent (`note` says so).
-  void RunAblations(const std::map<std::string, double>& best_metrics, std::string* note);
+  // `best_metrics` (the best's profile on `metrics_config`, may be empty) give each ablation its
+  // metric deltas. Under --time an ablation runs only when it and the confirmation still fit
+  // (`note` says where they were cut).
+  void RunAblations(const std::map<std::string, double>& best_metrics, const std::string& metrics_config,
+                    std::string* note);
   // The best profiled (observations of a candidate, never hypotheses) and its claimed mechanisms
-  // checked against its SASS; `metrics` receives its first config's metrics (empty when unprofiled).
-  void AnalyzeBest(std::map<std::string, double>* metrics);
+  // checked against its SASS; `metrics` receives its first profiled config's metrics and
+  // `metrics_config` that config (both empty when unprofiled). Under --time a config is profiled only
+  // when its profile and the confirmation still fit (`note` says how many were).
+  void AnalyzeBest(std::map<std::string, double>* metrics, std::string* metrics_config, std::string* note);
   void SummarizeLearned();
   bool SealBest(std::string* err);
   // An operator with a PyTorch yardstick (YardstickOf: a PyTorch golden, or operator.json's
@@ -164,6 +168,9 @@ class RunState {
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
   void FillSpendAndLineage();
+  // Profiles `kernel` on `configs` (empty: the operator's every config) and keeps what it cost.
+  bool ProfileKernel(Evaluator* evaluator, const KernelUnderTest& kernel, const std::vector<std::string>& configs,
+                     std::vector<KernelProfile>* profiles, std::string* err);
   // Profiles a new best on `evaluator` and renders what the analysis observes; "" when it cannot.
   std::string ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash);
   void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;
@@ -175,6 +182,15 @@ class RunState {
   // ablation), from this run's own measurements: --time holds them too.
   double EndWorkEstimate() const;
   double SecondsRun() const;
+  // Seconds of --time left (infinity without --time).
+  double SecondsLeft() const;
+  // The mean wall time of one of this run's evaluations (what a confirmation or an ablation costs).
+  double EvaluationEstimate() const;
+  // Whether work expected to take `seconds` still fits in --time with the confirmation after it.
+  bool FitsBeforeConfirmation(double seconds) const;
+  // Keeps the slowest per-config profile seen (`call_s` is the profile call's wall time, for
+  // profiles that do not carry their own).
+  void NoteProfileCost(const std::vector<KernelProfile>& profiles, double call_s);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;
@@ -198,7 +214,9 @@ class RunState {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double evaluation_s_ = 0;          // wall seconds of this run's evaluations
   int evaluations_ = 0;
-  double profile_s_per_config_ = 0;  // the incumbent's profile on the GPU, per config (0: from the store)
+  // The slowest profile of one config seen in this run (the incumbent's, even from the store, the
+  // best's, an ablation's); 0 while none was measured.
+  double profile_s_per_config_ = 0;
   std::vector<AttemptSummary> history_;
   double history_best_ = 0;  // the best geomean among the attempts a resumed run restored
   std::map<std::string, int> iteration_of_;  // candidate hash -> its first attempt in this run

@@ -197,6 +197,7 @@ TEST_F(StoreTest, ProfilesRoundTrip) {
   p.arch = "sm90";
   p.subject = "reference";
   p.profile = testing_fixtures::CublasGemmProfile();
+  p.profile.wall_s = 12.5;  // what the profile cost: a later run that reuses it plans its end by it
   ASSERT_TRUE(store_.AddProfile(&p, &err_)) << err_;
   ASSERT_TRUE(store_.AddProfile(&p, &err_)) << err_;
   std::vector<ProfileRecord> all;
@@ -207,6 +208,7 @@ TEST_F(StoreTest, ProfilesRoundTrip) {
   EXPECT_EQ(l.cluster[0], 2);
   EXPECT_EQ(l.dynamic_smem_bytes, 188636);
   EXPECT_EQ(all[0].profile.metrics.size(), p.profile.metrics.size());
+  EXPECT_DOUBLE_EQ(all[0].profile.wall_s, 12.5);
 }
 
 TEST_F(StoreTest, SealsAreImmutableWithLineage) {

@@ -2,6 +2,8 @@
 // (pairs of attempts differing in one control group, ablations of the best) make verdicts.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "forgek/agent/builtin_agent.h"
 #include "forgek/run/run.h"
 #include "forgek/knowledge/store.h"
@@ -41,23 +43,33 @@ double Model(const KernelUnderTest& k, const std::string&) {
   return k.params.at("STAGES") == 2 ? t * 1.05 : t;
 }
 
-TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned) {
+// The wg family's operator, a store and a compiler, in one temporary folder.
+struct WgFixture {
   TempDir dir;
-  WriteFile(dir.file("toy/families/wg.cu"), kFamily);
-  WriteFile(dir.file("toy/golden.cu"), kGolden);
   OperatorSpec op;
-  op = ToyOperator(dir.file("toy"), {"families/wg.cu"});
-
   Store store;
+  std::unique_ptr<Compiler> compiler;
+  WgFixture() {
+    WriteFile(dir.file("toy/families/wg.cu"), kFamily);
+    WriteFile(dir.file("toy/golden.cu"), kGolden);
+    op = ToyOperator(dir.file("toy"), {"families/wg.cu"});
+    std::string err;
+    EXPECT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
+    CompilerOptions copts;
+    copts.cache_dir = dir.file("cache");
+    copts.threads = 2;
+    compiler = std::make_unique<Compiler>(copts);
+  }
+};
+
+TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned) {
+  WgFixture fx;
+  Store& store = fx.store;
+  const OperatorSpec& op = fx.op;
   std::string err;
-  ASSERT_TRUE(store.Open(dir.file("store.db"), &err)) << err;
-  CompilerOptions copts;
-  copts.cache_dir = dir.file("cache");
-  copts.threads = 2;
-  Compiler compiler(copts);
   ScriptedEvaluator evaluator(Model);
   BuiltinAgent agent({.seed = 7});
-  RunServices services{&agent, &compiler, &evaluator, &store};
+  RunServices services{&agent, fx.compiler.get(), &evaluator, &store};
   RunOptions opts;
   opts.iterations = 4;  // the whole space: two bad-tile and two good-tile instances
   opts.ablations = 2;
@@ -97,6 +109,50 @@ TEST(RunLearning, SlowAndFastWgmmaInstancesRefuteNoMechanismAndStagesAreLearned)
   std::string text = RunSummaryText(summary);
   EXPECT_NE(text.find("knowledge changed by this run"), std::string::npos) << text;
   EXPECT_NE(text.find("stages=4"), std::string::npos) << text;
+}
+
+// Evaluations that say they took a second: under --time 1.5 the first timed attempt leaves no
+// room for an ablation beside the confirmation, so none runs and the stage says so; without --time
+// both ablations run.
+TEST(RunLearning, AblationsRunOnlyWhileTheyFitBeforeTheConfirmation) {
+  auto run = [](double time_s, RunSummary* summary) {
+    WgFixture fx;
+    std::string err;
+    ScriptedEvaluator evaluator(Model);
+    evaluator.reported_wall_s = 1.0;
+    BuiltinAgent agent({.seed = 7});
+    RunServices services{&agent, fx.compiler.get(), &evaluator, &fx.store};
+    RunOptions opts;
+    opts.iterations = 4;
+    opts.ablations = 2;
+    opts.time_s = time_s;
+    ASSERT_TRUE(RunOptimisation(fx.op, opts, services, summary, &err)) << err;
+  };
+  auto ablations = [](const RunSummary& s) -> const RunStage* {
+    for (const RunStage& st : s.stages)
+      if (st.name == "ablations") return &st;
+    return nullptr;
+  };
+  auto ablation_notes = [](const RunSummary& s) {
+    std::string notes;
+    for (const std::string& n : s.knowledge_notes)
+      if (n.find("ablations of the best") != std::string::npos) notes += n;
+    return notes;
+  };
+
+  RunSummary bounded;
+  run(1.5, &bounded);
+  EXPECT_EQ(bounded.stop_reason, StopReason::time);
+  ASSERT_NE(ablations(bounded), nullptr) << RunSummaryText(bounded);
+  EXPECT_EQ(ablations(bounded)->note, "cut by --time after 0 of 2");
+  EXPECT_EQ(ablation_notes(bounded), "");
+
+  RunSummary unbounded;
+  run(0, &unbounded);
+  ASSERT_NE(ablations(unbounded), nullptr) << RunSummaryText(unbounded);
+  EXPECT_EQ(ablations(unbounded)->note, "");
+  EXPECT_NE(ablation_notes(unbounded).find("ablations of the best: 2 timed"), std::string::npos)
+      << ablation_notes(unbounded);
 }
 
 TEST(RunLearning, TheSummaryShowsAtMostTenDecisionLinesUnlessAskedForAll) {

@@ -129,5 +129,58 @@ TEST(RunStages, TheEndOfTheRunIsCountedInsideTheTimeBudget) {
   EXPECT_GT(unbounded.attempts, summary.attempts);
 }
 
+// Profiles that say they took five seconds a config: under --time 3 the best is not profiled
+// (its profile would not fit before the confirmation) and the stage says so; without --time it is
+// profiled on every config, one request each. The profile's cost is what the incumbent's took.
+TEST(RunStages, TheBestIsProfiledOnlyWhileItsProfileFitsInTheTimeBudget) {
+  auto run = [](double time_s, ScriptedEvaluator* gpu, RunSummary* summary) {
+    LoopFixture fx;
+    Store store;
+    std::string err;
+    ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
+    Compiler compiler(TestCompilerOptions(fx.dir));
+    gpu->reported_wall_s = 0.01;
+    gpu->reported_profile_wall_s = 5.0;
+    BuiltinAgent agent({.seed = 4});
+    RunServices services{&agent, &compiler, gpu, &store};
+    RunOptions opts;
+    opts.iterations = 6;
+    opts.time_s = time_s;
+    opts.ablations = 0;
+    ASSERT_TRUE(RunOptimisation(fx.op, opts, services, summary, &err)) << err;
+  };
+  auto candidate_profiles = [](const ScriptedEvaluator& e) {
+    std::vector<std::string> configs;
+    for (const ProfileRequest& r : e.profile_requests)
+      if (r.kernel.library.empty())
+        for (const std::string& c : r.configs) configs.push_back(c);
+    return configs;
+  };
+  auto stage = [](const RunSummary& s, const std::string& name) -> const RunStage* {
+    for (const RunStage& st : s.stages)
+      if (st.name == name) return &st;
+    return nullptr;
+  };
+
+  ScriptedEvaluator bounded_gpu(Model);
+  RunSummary bounded;
+  run(3.0, &bounded_gpu, &bounded);
+  ASSERT_EQ(ProfilesOf(bounded_gpu, "scripted.reference"), 1u);
+  ASSERT_GT(bounded.best_speedup, 0) << RunSummaryText(bounded);
+  const RunStage* analysis = stage(bounded, "analysis of the best");
+  ASSERT_NE(analysis, nullptr) << RunSummaryText(bounded);
+  EXPECT_EQ(analysis->note, "0 of 2 configs profiled: cut by --time");
+  EXPECT_TRUE(candidate_profiles(bounded_gpu).empty());
+  EXPECT_NE(stage(bounded, "confirmation and seal"), nullptr) << "the confirmation is never cut";
+
+  ScriptedEvaluator free_gpu(Model);
+  RunSummary unbounded;
+  run(0, &free_gpu, &unbounded);
+  analysis = stage(unbounded, "analysis of the best");
+  ASSERT_NE(analysis, nullptr) << RunSummaryText(unbounded);
+  EXPECT_EQ(analysis->note, "");
+  EXPECT_EQ(candidate_profiles(free_gpu), (std::vector<std::string>{"small", "large"}));
+}
+
 }  // namespace
 }  // namespace forgek

@@ -74,6 +74,7 @@ class ScriptedEvaluator : public Evaluator {
       l.dynamic_smem_bytes = 188636;
       p.launches.push_back(l);
       p.time_us = model_(req.kernel, c.name);
+      p.wall_s = reported_profile_wall_s;
       out->push_back(p);
     }
     return true;
@@ -84,6 +85,7 @@ class ScriptedEvaluator : public Evaluator {
   std::vector<ProfileRequest> profile_requests;
   std::string profile_error;  // when set, every Profile fails with it
   double reported_wall_s = 0;  // the wall time each evaluation says it took (none is spent)
+  double reported_profile_wall_s = 0;  // the same for each config a profile covers
 
  private:
   TimeModel model_;

@@ -30,6 +30,9 @@ struct KernelProfile {
   std::string sass;     // disassembly text of our own cubins when available (else "")
   double time_us = 0;   // median time of the whole call, from the timing run
   double flops = 0, bytes = 0;  // from the operator's formulas for this config
+  // Wall seconds the GPU machine spent on this profile (timing, trace, counter replay); 0 when not
+  // measured. A run reads it to fit its own end into --time.
+  double wall_s = 0;
 };
 
 }  // namespace forgek
