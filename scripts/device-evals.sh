@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
 # The family instances waiting on a GPU (issues #24, #25), each timed against its operator's
 # reference in one `forgek eval` (scripts/sweep.sh); the baseline of each group is its first line.
-#   scripts/device-evals.sh [GROUP...]   groups: epilogue gemm conv radix (default: all)
+#   scripts/device-evals.sh [GROUP...]   groups: epilogue gelu gemm conv radix (default: all)
 # FORGEK names the binary (default build/device/forgek); SWEEP_FLAGS adds eval flags (--seeds 1).
 set -uo pipefail
 here=$(dirname "$0")
-groups=${*:-epilogue gemm conv radix}
+groups=${*:-epilogue gelu gemm conv radix}
 sweep() { echo "### $1 $(basename "$2")"; bash "$here/sweep.sh" "$@"; }
 
 for g in $groups; do
   case $g in
     epilogue)  # C leaving the consumers: direct stores (EPI 0) vs TMA stores from one or two staging tiles
       fam=operators/gemm_bias_gelu_bf16/families/wgmma_ws_bias_gelu.cu
-      base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,GELU_EXP=0,PERSISTENT=1,SCHEDULE=0
-      sweep gemm_bias_gelu_bf16 $fam $base,EPI=0 $base,EPI=1 $base,EPI=2 \
-        BM=128,BN=128,STAGES=5,CLUSTER_M=1,GROUP_M=8,GELU_EXP=0,PERSISTENT=1,SCHEDULE=1,EPI=1
+      base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PERSISTENT=1,SCHEDULE=0
+      sweep gemm_bias_gelu_bf16 $fam $base,EPI=0,GELU=0 $base,EPI=1,GELU=0 $base,EPI=2,GELU=0 \
+        BM=128,BN=128,STAGES=5,CLUSTER_M=1,GROUP_M=8,GELU=0,PERSISTENT=1,SCHEDULE=1,EPI=1
       fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu
       base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PROMOTE=0
       sweep gemm_fp8_e4m3 $fam $base,EPI=0 $base,EPI=1 $base,EPI=2
       fam=operators/batched_gemm_bf16/families/wgmma_ws_batched.cu
       base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,PERSISTENT=1,SCHEDULE=0
       sweep batched_gemm_bf16 $fam $base,EPI=0 $base,EPI=1 $base,EPI=2 ;;
+    gelu)  # the GELU's arithmetic in the epilogue (accurate tanhf, sigmoid form, tanh.approx), and the
+           # schedules that hide the epilogue: 2-CTA clusters, 64x256 ping-pong consumers
+      fam=operators/gemm_bias_gelu_bf16/families/wgmma_ws_bias_gelu.cu
+      base=BM=128,BN=256,STAGES=4,GROUP_M=8,PERSISTENT=1,SCHEDULE=0,EPI=2
+      sweep gemm_bias_gelu_bf16 $fam $base,CLUSTER_M=1,GELU=0 $base,CLUSTER_M=1,GELU=1 $base,CLUSTER_M=1,GELU=2 \
+        $base,CLUSTER_M=2,GELU=2 BM=64,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PERSISTENT=1,SCHEDULE=1,EPI=2,GELU=2 \
+        BM=64,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PERSISTENT=1,SCHEDULE=1,EPI=4,GELU=2 ;;
     gemm)  # wgmma_persistent after its rewrite (skinny path by `when`, num_sms grid)
       fam=operators/gemm_bf16/families/wgmma_persistent.cu
       base=STAGES=3,GROUP_M=16,SBN=64,S_STAGES=8,S_BK=64,S_CONS=1,S_HINT=1
@@ -42,6 +49,6 @@ for g in $groups; do
         $p,ITEMS=20,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
-    *) echo "device-evals: unknown group '$g' (epilogue gemm conv radix)" >&2; exit 2 ;;
+    *) echo "device-evals: unknown group '$g' (epilogue gelu gemm conv radix)" >&2; exit 2 ;;
   esac
 done

@@ -5,10 +5,10 @@
   "mechanisms": ["tma", "tma_store", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast", "persistent_grid"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
-               "raster": ["GROUP_M"], "gelu_form": ["GELU_EXP"], "persistent_grid": ["PERSISTENT"],
+               "raster": ["GROUP_M"], "gelu_form": ["GELU"], "persistent_grid": ["PERSISTENT"],
                "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"]},
   "params": {"BM": [64, 128, 256], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "CLUSTER_M": [1, 2],
-             "GROUP_M": [8, 16], "GELU_EXP": [0, 1], "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
+             "GROUP_M": [8, 16], "GELU": [0, 1, 2], "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
   "let": {"cons_cols": "BN / (1 + (1 - SCHEDULE)*(BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
@@ -53,26 +53,33 @@
 //                 the other's mainloop.
 //
 // Epilogue, on the fp32 accumulators in registers: v = acc + bias[col], then the tanh GELU, rounded to
-// bf16 once. GELU_EXP picks its arithmetic:
+// bf16 once. GELU picks its arithmetic (<forgek/activation.cuh> for 1 and 2):
 //   0: 0.5*v*(1 + tanhf(u)), u = sqrt(2/pi)*(v + 0.044715 v^3), the accurate tanhf;
 //   1: v / (1 + exp(-2u)), the same function (0.5*(1 + tanh(u)) = sigmoid(2u)) with the fast __expf
-//      and one division: fewer instructions per element for the 16M outputs.
+//      and one division (fk::gelu_tanh_sigmoid);
+//   2: 0.5v + 0.5v*tanh(u) with tanh.approx, one MUFU op per element (fk::gelu_tanh_approx; ~2^-11
+//      relative error of tanh, under bf16's 2^-8 rounding of C).
+// The epilogue runs while the tensor cores idle (cooperative schedule) or under the other consumer's
+// mainloop (ping-pong): its arithmetic per element is what the GELU form changes.
 // EPI picks how C leaves the consumers:
 //   0: bf16x2 stores straight from the fragments;
 //   n: fk::WgmmaTmaStore, n 64x64 panels per round staged (128B-swizzled) in shared memory and written
 //      by TMA stores (rows past M clipped) that stay in flight while the consumer starts its next tile.
 #include <cuda_bf16.h>
+#include <forgek/activation.cuh>
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaBf16, SCHEDULE>;
 using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
 
-__device__ __forceinline__ float gelu_tanh(float v)
+__device__ __forceinline__ float gelu(float v)
 {
-  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-#if GELU_EXP
-  return __fdividef(v, 1.0f + __expf(-2.0f * u));  // exp overflows to inf for u << 0: v / inf = -0
+#if GELU == 2
+  return fk::gelu_tanh_approx(v);
+#elif GELU == 1
+  return fk::gelu_tanh_sigmoid(v);
 #else
+  const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
   return 0.5f * v * (1.0f + tanhf(u));
 #endif
 }
@@ -126,7 +133,7 @@ gemm_bias_gelu_wgmma_ws(const __grid_constant__ CUtensorMap tmA,  // A [M, K], b
             acc, consumer,
             [&](int, int c, float v0, float v1) {
               const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(bias + n0 + c));
-              return __floats2bfloat162_rn(gelu_tanh(v0 + b.x), gelu_tanh(v1 + b.y));
+              return __floats2bfloat162_rn(gelu(v0 + b.x), gelu(v1 + b.y));
             },
             [&](const void* panel, int r, int c) { fk::tma_store_2d(&tmC, panel, n0 + c, m0 + r); });
         continue;
@@ -136,7 +143,7 @@ gemm_bias_gelu_wgmma_ws(const __grid_constant__ CUtensorMap tmA,  // A [M, K], b
         if (row >= M) return;  // TMA zero-filled the rows past M; they are not stored
         const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(bias + col));
         *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) =
-            __floats2bfloat162_rn(gelu_tanh(v0 + b.x), gelu_tanh(v1 + b.y));
+            __floats2bfloat162_rn(gelu(v0 + b.x), gelu(v1 + b.y));
       });
     }
     if (EPI > 0) Store(pipe, consumer).drain();
