@@ -152,6 +152,9 @@ STEPS=(
   # Family instances waiting on a GPU, each against its reference (scripts/device-evals.sh;
   # EVAL_GROUPS picks among epilogue gelu gemm conv radix).
   "evals|SWEEP_FLAGS='--seeds 1' FORGEK=$bin/forgek timeout ${EVALS_TIMEOUT:-500} bash scripts/device-evals.sh ${EVAL_GROUPS:-}"
+  # Where a large GEMM's timing noise comes from (issue 24): repeated evals of wgmma_persistent against
+  # cuBLAS with the SM clock, power and clock-event reasons read beside them (nvidia-smi, read only).
+  "gemm-noise|timeout 400 python3 scripts/gemm_noise_probe.py --forgek $bin/forgek --params ${NOISE_PARAMS:-STAGES=3,GROUP_M=16,SBN=64,S_STAGES=8,S_BK=64,S_CONS=1,S_HINT=1,EPI=1} --config 8192^3 --config 4096^3 --repeats ${NOISE_REPEATS:-4} --markdown $out/gemm-noise.md --json $out/gemm-noise.json"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"
