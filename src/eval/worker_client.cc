@@ -186,7 +186,9 @@ void WorkerClient::CloseChannels() {
 
 std::string WorkerClient::Kill() { return Reap(true); }
 
-WorkerClient::Reply WorkerClient::Call(const std::string& type, const nlohmann::json& fields, double deadline_s) {
+WorkerClient::Reply WorkerClient::Call(const std::string& type, const nlohmann::json& fields, double deadline_s,
+                                       double bound_s) {
+  const auto call_start = Clock::now();
   Reply reply;
   if (!running()) {
     std::string err;
@@ -225,12 +227,17 @@ WorkerClient::Reply WorkerClient::Call(const std::string& type, const nlohmann::
     std::string line;
     bool timed_out = false;
     auto step_start = Clock::now();
-    if (!ReadLine(step_budget, &line, &timed_out)) {
+    // The call's own bound, when it comes before the step's deadline, is what the wait may take.
+    const double bound_left = bound_s > 0 ? bound_s - SecondsSince(call_start) : step_budget;
+    const bool bounded = bound_left < step_budget;
+    if (!ReadLine(std::max(0.0, std::min(step_budget, bound_left)), &line, &timed_out)) {
       if (!timed_out) return died("worker died during " + type + " (" + step + ")");
       std::string how = Kill();
       reply.status = Status::timeout;
-      reply.detail = type + ": " + step + " did not finish within " + fmt::format("{:.1f}", SecondsSince(step_start)) +
-                     " s; worker killed";
+      reply.detail = bounded ? type + ": " + step + " cut at the call's bound of " + fmt::format("{:.1f}", bound_s) +
+                                   " s; worker killed"
+                             : type + ": " + step + " did not finish within " +
+                                   fmt::format("{:.1f}", SecondsSince(step_start)) + " s; worker killed";
       return reply;
     }
     nlohmann::json msg;

@@ -284,8 +284,16 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
   int64_t num_sms = 0;
   if (!DeviceSms(&num_sms, err)) return false;
   std::vector<KernelProfile> profiles;
+  const auto profile_start = std::chrono::steady_clock::now();
   for (const ConfigSpec* config : configs) {
     const std::string where = "config " + config->name;
+    double bound_left = 0;  // 0: unbounded
+    if (req.bound_s > 0) {
+      bound_left = req.bound_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - profile_start).count();
+      if (bound_left <= 0)
+        return *err = where + ": not profiled within the profile's bound of " + fmt::format("{:.1f}", req.bound_s) + " s",
+               false;
+    }
     ProfileCommand cmd;
     cmd.metrics = req.metrics;
     cmd.seed = FreshSeeds(1)[0];
@@ -293,7 +301,7 @@ bool WorkerEvaluator::Profile(const ProfileRequest& req, std::vector<KernelProfi
       return false;
     if (cmd.kernel.label.empty()) cmd.kernel.label = "kernel";
     const auto call_start = std::chrono::steady_clock::now();
-    WorkerClient::Reply r = client_.Call("profile", ToJson(cmd), opts_.profile_deadline_s);
+    WorkerClient::Reply r = client_.Call("profile", ToJson(cmd), opts_.profile_deadline_s, bound_left);
     const double call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
     if (r.status != WorkerClient::Status::ok) return *err = where + ": " + r.detail, false;
     ProfileReply reply;

@@ -57,7 +57,7 @@ void RunState::AnalyzeBest(std::map<std::string, double>* metrics, std::string* 
     }
     std::vector<KernelProfile> one;
     std::string perr;
-    if (!ProfileKernel(services_.evaluator, best_.kernel, {config}, &one, &perr)) {
+    if (!ProfileKernel(services_.evaluator, best_.kernel, {config}, ProfileBound(EvaluationEstimate()), &one, &perr)) {
       spdlog::info("best candidate not profiled on {}: {}", config, perr);
       break;
     }
@@ -134,7 +134,9 @@ void RunState::RunAblations(const std::map<std::string, double>& best_metrics, c
     if (with_deltas && FitsBeforeConfirmation(profile_s_per_config_)) {
       std::vector<KernelProfile> profiles;
       std::string perr;
-      if (ProfileKernel(services_.evaluator, req.candidate, {metrics_config}, &profiles, &perr) && !profiles.empty())
+      if (ProfileKernel(services_.evaluator, req.candidate, {metrics_config}, ProfileBound(EvaluationEstimate()), &profiles,
+                        &perr) &&
+          !profiles.empty())
         for (const auto& [metric, value] : profiles.front().metrics) {
           auto it = best_metrics.find(metric);
           if (it != best_metrics.end())
@@ -164,22 +166,34 @@ void RunState::SummarizeLearned() {
 }
 
 bool RunState::ProfileKernel(Evaluator* evaluator, const KernelUnderTest& kernel, const std::vector<std::string>& configs,
-                             std::vector<KernelProfile>* profiles, std::string* err) {
+                             double bound_s, std::vector<KernelProfile>* profiles, std::string* err) {
   ProfileRequest req;
   req.op = &op_;
   req.kernel = kernel;
   req.configs = configs;
+  req.bound_s = bound_s;
   const auto start = std::chrono::steady_clock::now();
-  if (!evaluator->Profile(req, profiles, err)) return false;
+  if (!evaluator->Profile(req, profiles, err)) {
+    // What a profile cut by its bound took is still a lower bound of what one costs.
+    const double configs_asked = configs.empty() ? static_cast<double>(op_.configs.size()) : configs.size();
+    profile_s_per_config_ = std::max(profile_s_per_config_, SecondsSince(start) / std::max(1.0, configs_asked));
+    return false;
+  }
   NoteProfileCost(*profiles, SecondsSince(start));
   return true;
 }
 
+double RunState::ProfileBound(double reserve_s) const {
+  return opts_.time_s > 0 ? std::max(1e-3, SecondsLeft() - reserve_s) : 0;  // never 0 (unbounded) under --time
+}
+
 std::string RunState::ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash) {
   if (!evaluator || opts_.compile_only || !services_.agent->WantsProfiles()) return "";
+  // Under --time the profile may take what the end of the run leaves; none when nothing is left.
+  if (opts_.time_s > 0 && SecondsLeft() <= EndWorkEstimate()) return "";
   std::vector<KernelProfile> profiles;
   std::string err;
-  if (!ProfileKernel(evaluator, kernel, opts_.configs, &profiles, &err)) {
+  if (!ProfileKernel(evaluator, kernel, opts_.configs, ProfileBound(EndWorkEstimate()), &profiles, &err)) {
     spdlog::warn("new best {} not profiled: {}", hash.substr(0, 8), err);
     return "";
   }

@@ -168,9 +168,13 @@ class RunState {
   void FillConfigComparisons(const EvalResult& best);
   void Progress(const AttemptSummary& a);
   void FillSpendAndLineage();
-  // Profiles `kernel` on `configs` (empty: the operator's every config) and keeps what it cost.
+  // Profiles `kernel` on `configs` (empty: the operator's every config) within `bound_s` (0: no
+  // bound) and keeps what it cost (a profile cut by its bound: what it took, as a lower bound).
   bool ProfileKernel(Evaluator* evaluator, const KernelUnderTest& kernel, const std::vector<std::string>& configs,
-                     std::vector<KernelProfile>* profiles, std::string* err);
+                     double bound_s, std::vector<KernelProfile>* profiles, std::string* err);
+  // The bound of a profile under --time: what is left once `reserve_s` (the work after it) is kept
+  // back (at least a millisecond); 0 (unbounded) without --time.
+  double ProfileBound(double reserve_s) const;
   // Profiles a new best on `evaluator` and renders what the analysis observes; "" when it cannot.
   std::string ProfileCandidate(Evaluator* evaluator, const KernelUnderTest& kernel, const std::string& hash);
   void ShowCompileFailure(const AttemptSummary& a, const CompileResult& compiled) const;

@@ -62,6 +62,20 @@ TEST(WorkerClient, StepOverrunNamesTheStep) {
   EXPECT_NE(r.detail.find("candidate seed 1"), std::string::npos) << r.detail;
 }
 
+TEST(WorkerClient, TheCallsBoundCutsStepsThatEachKeepTheirDeadline) {
+  // Every 0.2 s a new step with a 10 s budget: no step overruns, but the call's bound of 0.8 s does.
+  WorkerClient client(Sh(R"sh(read -r line
+    while true; do printf '{"id":1,"type":"progress","step":"counter pass","budget_s":10}\n'; sleep 0.2; done)sh"));
+  auto start = std::chrono::steady_clock::now();
+  WorkerClient::Reply r = client.Call("profile", {}, 1.0, 0.8);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.status, WorkerClient::Status::timeout);
+  EXPECT_NE(r.detail.find("counter pass cut at the call's bound of 0.8 s; worker killed"), std::string::npos) << r.detail;
+  EXPECT_GE(s, 0.7);
+  EXPECT_LT(s, 3);
+  EXPECT_FALSE(client.running());
+}
+
 TEST(WorkerClient, WorkerThatExitsMidRequestIsReportedDeadWithItsStderr) {
   WorkerClient client(Sh("read -r line; echo 'CUDA_ERROR_ILLEGAL_ADDRESS in candidate' >&2; exit 3"));
   WorkerClient::Reply r = client.Call("evaluate", {}, 5);

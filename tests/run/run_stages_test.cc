@@ -131,16 +131,17 @@ TEST(RunStages, TheEndOfTheRunIsCountedInsideTheTimeBudget) {
 
 // Profiles that say they took five seconds a config: under --time 3 the best is not profiled
 // (its profile would not fit before the confirmation) and the stage says so; without --time it is
-// profiled on every config, one request each. The profile's cost is what the incumbent's took.
+// profiled on every config, one request each, unbounded. The profile's cost is what the
+// incumbent's took. Under a --time that leaves room, each profile carries the bound of what is left.
 TEST(RunStages, TheBestIsProfiledOnlyWhileItsProfileFitsInTheTimeBudget) {
-  auto run = [](double time_s, ScriptedEvaluator* gpu, RunSummary* summary) {
+  auto run = [](double time_s, ScriptedEvaluator* gpu, RunSummary* summary, double profile_wall_s = 5.0) {
     LoopFixture fx;
     Store store;
     std::string err;
     ASSERT_TRUE(store.Open(fx.dir.file("store.db"), &err)) << err;
     Compiler compiler(TestCompilerOptions(fx.dir));
     gpu->reported_wall_s = 0.01;
-    gpu->reported_profile_wall_s = 5.0;
+    gpu->reported_profile_wall_s = profile_wall_s;
     BuiltinAgent agent({.seed = 4});
     RunServices services{&agent, &compiler, gpu, &store};
     RunOptions opts;
@@ -180,6 +181,17 @@ TEST(RunStages, TheBestIsProfiledOnlyWhileItsProfileFitsInTheTimeBudget) {
   ASSERT_NE(analysis, nullptr) << RunSummaryText(unbounded);
   EXPECT_EQ(analysis->note, "");
   EXPECT_EQ(candidate_profiles(free_gpu), (std::vector<std::string>{"small", "large"}));
+  for (const ProfileRequest& r : free_gpu.profile_requests) EXPECT_EQ(r.bound_s, 0);
+
+  ScriptedEvaluator roomy_gpu(Model);
+  RunSummary roomy;
+  run(100, &roomy_gpu, &roomy, 0.01);
+  EXPECT_EQ(candidate_profiles(roomy_gpu), (std::vector<std::string>{"small", "large"}));
+  for (const ProfileRequest& r : roomy_gpu.profile_requests)
+    if (r.kernel.library.empty()) {
+      EXPECT_GT(r.bound_s, 50);
+      EXPECT_LE(r.bound_s, 100);
+    }
 }
 
 }  // namespace

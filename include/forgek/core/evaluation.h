@@ -116,6 +116,9 @@ struct ProfileRequest {
   KernelUnderTest kernel;
   std::vector<std::string> configs;  // empty: every config
   std::vector<std::string> metrics;  // empty: the default set
+  // > 0: wall seconds the whole profile may take (a run's --time); past them it is abandoned (a
+  // worker evaluator kills its worker, which the next request respawns) and Profile fails.
+  double bound_s = 0;
 };
 
 // Implemented by the worker pool (real GPU) and by scripted evaluators in tests.

@@ -38,8 +38,10 @@ class WorkerClient {
   // for the first line, then each progress line) gets `deadline_s` plus the budget_s the worker
   // announced for it; when a step overruns, the worker is killed (SIGKILL) and reaped:
   // Status::timeout. A worker that exits or closes its stdout: Status::died. A worker that is not
-  // running is (re)spawned first.
-  Reply Call(const std::string& type, const nlohmann::json& fields, double deadline_s);
+  // running is (re)spawned first. `bound_s` > 0 also bounds the whole call, every step together
+  // (the caller's own limit, e.g. what --time leaves): past it the worker is killed the same way,
+  // Status::timeout with the bound named.
+  Reply Call(const std::string& type, const nlohmann::json& fields, double deadline_s, double bound_s = 0);
 
   bool running() const { return pid_ > 0; }
   int spawns() const { return spawns_; }
