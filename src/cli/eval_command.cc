@@ -121,6 +121,8 @@ nlohmann::json ResultJson(const EvalResult& r, double compile_s) {
                           {"speedup", c.speedup}, {"roofline_us", c.roofline_us}, {"floor_us", c.floor_us},
                           {"sol_us", c.sol_us}, {"sol_pct", c.sol_pct}, {"datasheet_sol_us", c.datasheet_sol_us},
                           {"datasheet_sol_pct", c.datasheet_sol_pct}};
+    if (c.paired.pairs > 0)  // each round's incumbent time over the candidate's: the speedup's noise
+      row["paired"] = {{"median", c.paired.median}, {"rel_noise", c.paired.rel_noise}, {"pairs", c.paired.pairs}};
     if (c.golden.seeds > 0) row["golden_timing"] = ToJson(c.golden);  // a PyTorch golden's cost
     if (c.torch.asked()) row["torch"] = TorchYardstickJson(c.torch, c.candidate.median_us);
     configs.push_back(std::move(row));

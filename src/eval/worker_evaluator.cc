@@ -235,6 +235,7 @@ EvalResult WorkerEvaluator::Evaluate(const EvalRequest& req) {
     if (reply.timed) {
       cr.candidate = reply.candidate;
       cr.incumbent = reply.incumbent;
+      cr.paired = reply.paired;
       double flops = 0, bytes = 0;
       if (!EvalFormula(op.flops, "flops", op, *config, &flops, &err) ||
           !EvalFormula(op.bytes, "bytes", op, *config, &bytes, &err))

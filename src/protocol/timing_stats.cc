@@ -31,6 +31,19 @@ TimingStats Summarize(const std::vector<double>& us, const std::vector<double>& 
   return t;
 }
 
+PairedRatio PairRounds(const std::vector<double>& incumbent_us, const std::vector<double>& candidate_us) {
+  std::vector<double> ratios;
+  const size_t rounds = std::min(incumbent_us.size(), candidate_us.size());
+  for (size_t i = 0; i < rounds; ++i)
+    if (incumbent_us[i] > 0 && candidate_us[i] > 0) ratios.push_back(incumbent_us[i] / candidate_us[i]);
+  PairedRatio p;
+  p.pairs = static_cast<int>(ratios.size());
+  if (ratios.empty()) return p;
+  p.median = Percentile(ratios, 50);
+  p.rel_noise = (Percentile(ratios, 90) - Percentile(ratios, 10)) / 2 / p.median;
+  return p;
+}
+
 bool ShouldStop(const StopRule& rule, int samples, double elapsed_s, double rel_noise) {
   if (samples >= rule.max_samples || elapsed_s >= rule.max_time_s) return true;
   if (samples < rule.min_samples || elapsed_s < rule.min_time_s) return false;

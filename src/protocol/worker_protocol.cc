@@ -205,6 +205,7 @@ FORGEK_WIRE_TYPE(ResolvedLaunch, ("kernel"), kernel, grid, block, cluster, smem,
 FORGEK_WIRE_TYPE(StopRule, (), warmup, min_samples, max_samples, min_time_s, max_time_s, max_noise)
 FORGEK_WIRE_TYPE(TimingStats, ("median_us"), median_us, mean_us, min_us, p10_us, p90_us, rel_noise, samples,
                  sm_clock_mhz)
+FORGEK_WIRE_TYPE(PairedRatio, ("pairs"), median, rel_noise, pairs)
 FORGEK_WIRE_TYPE(GoldenTiming, ("seeds"), seeds, total_ms, copy_ms, compute_ms, device, transport)
 FORGEK_WIRE_TYPE(TorchYardstick, (), eager, compiled, eager_error, compile_error, device, torch_version)
 FORGEK_WIRE_TYPE(CorrectnessReport, ("ok"), ok, rel_l2, max_abs, bad_elements, detail)
@@ -283,6 +284,7 @@ static void to_json(json& j, const EvaluateReply& v) {
   PutIfSet(j, "audit_detail", v.audit_detail);
   if (v.timed) j["candidate_timing"] = v.candidate;
   if (v.timed && v.incumbent.samples > 0) j["incumbent_timing"] = v.incumbent;
+  if (v.timed && v.paired.pairs > 0) j["paired"] = v.paired;
   if (v.golden.seeds > 0) j["golden_timing"] = v.golden;
   if (v.torch.asked()) j["torch_yardstick"] = v.torch;
 }
@@ -297,6 +299,7 @@ static void from_json(const json& j, EvaluateReply& v) {
   ReadMember(j, "timed", &v.timed);
   ReadMember(j, "candidate_timing", &v.candidate);
   ReadMember(j, "incumbent_timing", &v.incumbent);
+  ReadMember(j, "paired", &v.paired);
   ReadMember(j, "audit_ok", &v.audit_ok);
   ReadMember(j, "input_copies", &v.input_copies);
   ReadMember(j, "launches_per_sample", &v.launches_per_sample);

@@ -46,6 +46,8 @@ EvalResult ExpertAgainstSeal(const EvalResult& seal_vs_expert) {
   r.wall_s = seal_vs_expert.wall_s;
   for (ConfigResult c : seal_vs_expert.configs) {
     std::swap(c.candidate, c.incumbent);
+    // The rounds' ratios invert; their relative spread stays (to first order) what it was.
+    if (c.paired.median > 0) c.paired.median = 1 / c.paired.median;
     const double median = c.candidate.median_us;
     c.speedup = median > 0 ? c.incumbent.median_us / median : 0;
     c.sol_pct = median > 0 ? c.sol_us / median * 100 : 0;

@@ -43,6 +43,13 @@ TimeComparison CompareTimes(const TimingStats& base, const TimingStats& variant,
 TimeComparison CompareConfig(const ConfigResult& c, double min_effect) {
   TimeComparison t = CompareTimes(c.incumbent, c.candidate, min_effect);
   t.config = c.config;
+  // Timed together in alternating rounds, the two share each round's clock and power state: the
+  // spread of the per-round ratios is the speedup's own noise (a card drifting under its power
+  // limit moves both medians, not their ratio).
+  if (t.timed && c.paired.pairs >= kMinPairedRounds) {
+    t.noise = c.paired.rel_noise;
+    t.direction = Classify(t.speedup, t.noise, min_effect);
+  }
   return t;
 }
 

@@ -183,7 +183,10 @@ bool Timer::Run(BoundKernel* cand, BoundKernel* inc, EvaluateReply* reply, GpuEr
   }
   reply->timed = true;
   reply->candidate = Summarize(cand_.us, cand_.mhz);
-  if (inc) reply->incumbent = Summarize(inc_.us, inc_.mhz);
+  if (inc) {
+    reply->incumbent = Summarize(inc_.us, inc_.mhz);
+    reply->paired = PairRounds(inc_.us, cand_.us);  // sample i of each is round i
+  }
   return true;
 }
 

@@ -40,6 +40,29 @@ TEST(TimingStats, OneOutlierMovesNeitherMedianNorNoiseMuch) {
   EXPECT_GT(t.mean_us, 20);
 }
 
+// Both kernels 5 % slower in a slow round and 5 % faster in a fast one: each median is noisy, the
+// ratio of every round is 1.02. Rounds one side lacks, or a zero time, are left out.
+TEST(TimingStats, PairedRoundsCancelWhatTheRoundsShare) {
+  std::vector<double> cand, inc;
+  for (int i = 0; i < 40; ++i) {
+    const double state = i % 3 == 0 ? 1.05 : i % 3 == 1 ? 0.95 : 1.0;
+    cand.push_back(100 * state);
+    inc.push_back(102 * state);
+  }
+  EXPECT_GT(Summarize(cand, {}).rel_noise, 0.04);
+  PairedRatio p = PairRounds(inc, cand);
+  EXPECT_EQ(p.pairs, 40);
+  EXPECT_NEAR(p.median, 1.02, 1e-12);
+  EXPECT_NEAR(p.rel_noise, 0, 1e-12);
+
+  inc.push_back(50);  // a round the candidate never had
+  cand[0] = 0;        // and one without a time
+  p = PairRounds(inc, cand);
+  EXPECT_EQ(p.pairs, 39);
+  EXPECT_EQ(PairRounds({}, {}).pairs, 0);
+  EXPECT_EQ(PairRounds({}, {}).median, 0);
+}
+
 TEST(TimingStats, StopRule) {
   StopRule r;
   r.min_samples = 10;

@@ -229,7 +229,7 @@ TEST(WorkerProtocol, UnsetMembersStayOffTheWire) {
   // The supervisor reads "error" only when present (StringField's fallback says the worker gave none).
   json reply = ToJson(EvaluateReply{});
   for (const char* key :
-       {"error", "cuda_error", "failed_kernel", "audit_detail", "candidate_timing", "incumbent_timing"})
+       {"error", "cuda_error", "failed_kernel", "audit_detail", "candidate_timing", "incumbent_timing", "paired"})
     EXPECT_FALSE(reply.contains(key)) << key;
   EXPECT_EQ(ToJson(SampleCommand().incumbent).dump(), R"({"label":"reference","library":"cublas.gemm_bf16"})");
   EvaluateCommand c = SampleCommand();
@@ -272,6 +272,7 @@ TEST(WorkerProtocol, ReplyAndProbeRoundTrip) {
   r.candidate.samples = 40;
   r.incumbent.median_us = 13;
   r.incumbent.samples = 40;
+  r.paired = {1.04, 0.003, 40};
   r.audit_ok = false;
   EvaluateReply back;
   std::string err;
@@ -283,6 +284,9 @@ TEST(WorkerProtocol, ReplyAndProbeRoundTrip) {
   EXPECT_EQ(back.correctness.detail, "C[0, 1] = nan");
   EXPECT_DOUBLE_EQ(back.candidate.median_us, 12.5);
   EXPECT_EQ(back.incumbent.samples, 40);
+  EXPECT_DOUBLE_EQ(back.paired.median, 1.04);
+  EXPECT_DOUBLE_EQ(back.paired.rel_noise, 0.003);
+  EXPECT_EQ(back.paired.pairs, 40);
   EXPECT_FALSE(back.audit_ok);
 
   ProbeResult p;

@@ -74,6 +74,35 @@ TEST(Verdict, RatioNoiseAddsInQuadrature) {
   EXPECT_FALSE(CompareTimes(base, variant).timed) << "a missing median is no comparison";
 }
 
+// A card drifting under its power limit (issue 24, H100: 4096^3 GEMMs at 2 to 3 % noise each, their
+// ratio steady round by round): a 2 % win is within the two medians' noises added in quadrature,
+// but beyond the spread of the paired rounds, which is the speedup's own noise. Fewer than
+// kMinPairedRounds pairs fall back to the quadrature.
+TEST(Verdict, PairedRoundsGiveTheSpeedupItsOwnNoise) {
+  ConfigResult c;
+  c.config = "4096^3";
+  c.candidate.median_us = 180;
+  c.incumbent.median_us = 183.6;  // 1.02x
+  c.candidate.rel_noise = c.incumbent.rel_noise = 0.025;
+  TimeComparison unpaired = CompareConfig(c);
+  EXPECT_NEAR(unpaired.noise, RatioNoise(0.025, 0.025), 1e-12);
+  EXPECT_EQ(unpaired.direction, Direction::same);
+
+  c.paired = {1.021, 0.004, 40};
+  TimeComparison paired = CompareConfig(c);
+  EXPECT_NEAR(paired.speedup, 1.02, 1e-12) << "the speedup stays the ratio of the medians";
+  EXPECT_NEAR(paired.noise, 0.004, 1e-12);
+  EXPECT_EQ(paired.direction, Direction::faster);
+  EXPECT_EQ(CompareConfig(c, 0.03).direction, Direction::same) << "the minimum effect still floors it";
+
+  c.paired.pairs = kMinPairedRounds - 1;
+  EXPECT_EQ(CompareConfig(c).direction, Direction::same);
+
+  // Rounds whose ratio swings (the two kernels disturbed apart) keep a wide noise: no win.
+  c.paired = {1.02, 0.05, 40};
+  EXPECT_EQ(CompareConfig(c).direction, Direction::same);
+}
+
 TEST(Verdict, GeomeanIsSlowerWhenAnyConfigIsSlowerBeyondItsNoise) {
   EvalResult r = Confirmation({{70, 100}, {105, 100}});  // 1.43x and 0.952x, noise 0.7% each
   GeomeanComparison g = CompareOnConfigs(r.configs);

@@ -41,6 +41,16 @@ struct TimingStats {
   double sm_clock_mhz = 0;  // median SM clock during the samples
 };
 
+// The two kernels of a timed comparison alternate round by round (A B, then B A): each round's
+// incumbent time over the candidate's, summarized. Both sides of a round share its clock and power
+// state, so the spread of these ratios is the noise of the speedup itself, which the two kernels'
+// own spreads added as if independent overstate when the clocks drift (docs/seal-format.md).
+struct PairedRatio {
+  double median = 0;     // median of incumbent_us[i] / candidate_us[i] over the rounds
+  double rel_noise = 0;  // (p90 - p10) / 2 / median of those ratios
+  int pairs = 0;         // rounds with both times; 0: not timed together
+};
+
 struct CorrectnessReport {
   bool ok = false;
   double rel_l2 = 0, max_abs = 0;   // worst over outputs and seeds
@@ -76,6 +86,7 @@ struct ConfigResult {
   GoldenTiming golden;   // a PyTorch golden's cost on this config (seeds == 0 for a CUDA golden)
   TorchYardstick torch;  // asked with EvalRequest::torch_yardstick; else empty
   TimingStats candidate, incumbent;
+  PairedRatio paired;   // the rounds of the two, paired (pairs == 0: not timed together)
   double speedup = 0;   // incumbent median / candidate median
   // Speed of light. The roofline time comes from the operator's flops and bytes formulas at the
   // calibrated peaks; the config's bound is the longer of it and the device's launch floor.

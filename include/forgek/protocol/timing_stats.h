@@ -16,6 +16,10 @@ double Percentile(std::vector<double> values, double p);
 // median of `clock_mhz` (empty: 0).
 TimingStats Summarize(const std::vector<double>& us, const std::vector<double>& clock_mhz);
 
+// The rounds of an interleaved timing paired: incumbent_us[i] / candidate_us[i] for every round
+// both have, with their median and relative noise (PairedRatio).
+PairedRatio PairRounds(const std::vector<double>& incumbent_us, const std::vector<double>& candidate_us);
+
 // True when a timing loop that took `samples` samples over `elapsed_s` seconds with relative
 // noise `rel_noise` should stop (see StopRule).
 bool ShouldStop(const StopRule& rule, int samples, double elapsed_s, double rel_noise);

@@ -141,6 +141,7 @@ struct EvaluateReply {
   CorrectnessReport correctness;
   bool timed = false;
   TimingStats candidate, incumbent;
+  PairedRatio paired;       // each round's incumbent time over the candidate's (with an incumbent)
   bool audit_ok = true;
   std::string audit_detail;
   int input_copies = 0;     // how many rotated copies the timing used

@@ -22,7 +22,8 @@ double RatioNoise(double rel_noise_a, double rel_noise_b);
 struct TimeComparison {
   std::string config;
   double speedup = 0;  // base median / variant median: > 1 means the variant is faster
-  double noise = 0;    // relative noise of that speedup (RatioNoise of the two medians)
+  double noise = 0;    // relative noise of that speedup (RatioNoise of the two medians, or the
+                       // spread of the paired rounds: CompareConfig)
   Direction direction = Direction::same;
   bool timed = false;  // false when either median is missing (then direction is `same`)
 };
@@ -32,7 +33,10 @@ struct TimeComparison {
 // that must not act on tiny differences (the sealing rule's minimum gain).
 Direction Classify(double speedup, double noise, double min_effect = 0);
 TimeComparison CompareTimes(const TimingStats& base, const TimingStats& variant, double min_effect = 0);
-// A config result's candidate against its incumbent.
+// A config result's candidate against its incumbent. When the two were timed in at least
+// kMinPairedRounds alternating rounds (ConfigResult::paired), the speedup's noise is the spread of
+// the per-round ratios instead of the two medians' noises added as if independent.
+inline constexpr int kMinPairedRounds = 10;
 TimeComparison CompareConfig(const ConfigResult& c, double min_effect = 0);
 
 // The geometric mean of positive speedups (0 for an empty list or a non-positive member). The one
