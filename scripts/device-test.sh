@@ -155,6 +155,9 @@ STEPS=(
   # Where a large GEMM's timing noise comes from (issue 24): repeated evals of wgmma_persistent against
   # cuBLAS with the SM clock, power and clock-event reasons read beside them (nvidia-smi, read only).
   "gemm-noise|timeout 400 python3 scripts/gemm_noise_probe.py --forgek $bin/forgek --params ${NOISE_PARAMS:-STAGES=3,GROUP_M=16,SBN=64,S_STAGES=8,S_BK=64,S_CONS=1,S_HINT=1,EPI=1} --config 8192^3 --config 4096^3 --repeats ${NOISE_REPEATS:-4} --markdown $out/gemm-noise.md --json $out/gemm-noise.json"
+  # --time holds a whole run (issue 25): one operator from an empty store of its own, its stages
+  # printed (TIME_OP, default radix_sort_pairs_u32, whose candidates take tens of seconds to profile).
+  "time-bound|rm -f $out/time.db*; timeout 300 $bin/forgek --store $PWD/$out/time.db --json run $NT --op ${TIME_OP:-radix_sort_pairs_u32} --time ${TIME_T:-30} --seed 1 >$out/time-bound.json; rc=\$?; python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(\"wall %.1f s, --time %s\" % (s[\"wall_s\"], sys.argv[2])); [print(\" \", st[\"name\"], \"%.1f s\" % st[\"seconds\"], st.get(\"note\", \"\")) for st in s[\"stages\"]]' $out/time-bound.json ${TIME_T:-30}; exit \$rc"
   "seals|$F seal list"
   "seal-verify|verify_seals $store export"
   "seal-verify-fresh|verify_seals $PWD/$out/fresh.db export-fresh"

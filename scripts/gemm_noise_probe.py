@@ -7,7 +7,9 @@ candidate against cuBLAS, with the card's SM clock, power and clock-event reason
       [--params P=1,...] [--config 8192^3 ...] [--repeats 4] [--markdown FILE] [--json FILE]
 
 Per eval and config: both medians with their noise and sample counts, the speedup, and what the
-card did meanwhile (SM clock min / median / max, power median / max, the event reasons seen).
+card did meanwhile (SM clock min / median / max, power median / max, the event reasons seen), and
+the speedup's noise both ways: the two medians' noises in quadrature, and the spread of the
+paired rounds' ratios (what the verdict uses).
 Standard library only."""
 import argparse
 import json
@@ -100,7 +102,7 @@ def main():
     for run in runs:
         card = during(samples, run["start"], run["end"])
         for c in run["result"].get("configs", []):
-            cand, inc = c.get("candidate", {}), c.get("incumbent", {})
+            cand, inc, paired = c.get("candidate", {}), c.get("incumbent", {}), c.get("paired", {})
             if not cand.get("median_us") or not inc.get("median_us"):
                 continue
             rows.append({"repeat": run["repeat"], "config": c["config"],
@@ -108,14 +110,19 @@ def main():
                          "candidate_samples": cand.get("samples", 0), "candidate_min_us": cand.get("min_us", 0),
                          "reference_us": inc["median_us"], "reference_noise": inc.get("rel_noise", 0),
                          "reference_samples": inc.get("samples", 0), "reference_min_us": inc.get("min_us", 0),
-                         "speedup": inc["median_us"] / cand["median_us"], "wall_s": run["end"] - run["start"], **card})
-    lines = ["| repeat | config | candidate us (noise, n, min) | cuBLAS us (noise, n, min) | speedup | SM MHz min/med/max | W med/max | event reasons |",
-             "|---|---|---|---|---:|---|---|---|"]
+                         "speedup": inc["median_us"] / cand["median_us"],
+                         "quadrature_noise": (cand.get("rel_noise", 0) ** 2 + inc.get("rel_noise", 0) ** 2) ** 0.5,
+                         "paired_noise": paired.get("rel_noise"), "pairs": paired.get("pairs", 0),
+                         "wall_s": run["end"] - run["start"], **card})
+    lines = ["| repeat | config | candidate us (noise, n, min) | cuBLAS us (noise, n, min) | speedup | noise: quadrature / paired rounds | SM MHz min/med/max | W med/max | event reasons |",
+             "|---|---|---|---|---:|---|---|---|---|"]
     for r in rows:
         lines.append(
             f"| {r['repeat']} | {r['config']} | {r['candidate_us']:.2f} ({100 * r['candidate_noise']:.1f}%, {r['candidate_samples']}, "
             f"{r['candidate_min_us']:.2f}) | {r['reference_us']:.2f} ({100 * r['reference_noise']:.1f}%, "
             f"{r['reference_samples']}, {r['reference_min_us']:.2f}) | {r['speedup']:.3f}x | "
+            f"{100 * r['quadrature_noise']:.2f}% / "
+            f"{'-' if r['paired_noise'] is None else '%.2f%% (%d)' % (100 * r['paired_noise'], r['pairs'])} | "
             f"{r.get('sm_mhz_min', 0):.0f}/{r.get('sm_mhz_median', 0):.0f}/{r.get('sm_mhz_max', 0):.0f} | "
             f"{r.get('watts_median', 0):.0f}/{r.get('watts_max', 0):.0f} | {' '.join(r.get('reasons', []))} |")
     text = "\n".join(lines)
