@@ -158,11 +158,15 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
       if (Matches(t, p)) return true;
     return false;
   };
-  // Accepts a proposal when it is new to the run and to this batch and (unless `warm`) avoids
-  // refuted settings. A warm start is an earlier run's measured winner: a refuted setting measured
-  // in some other context never hides it.
+  // Accepts a proposal when it is new to the run and to this batch and (unless `warm`, or nothing
+  // else is left: `honour_taboo` false) avoids refuted settings. A warm start is an earlier run's
+  // measured winner: a refuted setting measured in some other context never hides it.
+  bool honour_taboo = true;
   auto accept = [&](int f, ParamAssignment params, std::string rationale, bool warm = false) {
-    if (!warm && is_taboo(f, params)) return false;
+    if (!warm && is_taboo(f, params)) {
+      if (honour_taboo) return false;
+      rationale += " (it has a refuted setting: nothing without one was left to draw)";
+    }
     std::string hash = CandidateHash(ctx.families[f].source, params);
     if (!seen.insert(hash).second) return false;
     Proposal p;
@@ -234,36 +238,50 @@ bool BuiltinAgent::Propose(const ProposalContext& ctx, std::vector<Proposal>* ou
   }
 
   const double move_rate = std::min(0.6, opts.base_move_rate + 0.05 * stagnation);
-  int guard = 0;
-  while (static_cast<int>(out->size()) < wanted && guard++ < wanted * 40) {
-    double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-    if (evaluated.empty() || u < move_rate) {
-      int exclude = evaluated.empty() ? -1 : evaluated.front().family;
-      int f = pick_family(exclude);
-      fresh_instance(f, "architecture move to " + FamilyKey(op, ctx.families[f]) +
-                            (stagnation ? " after " + std::to_string(stagnation) + " attempts without progress" : ""));
-      continue;
+  auto evolve = [&] {
+    int guard = 0;
+    while (static_cast<int>(out->size()) < wanted && guard++ < wanted * 40) {
+      double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+      if (evaluated.empty() || u < move_rate) {
+        int exclude = evaluated.empty() ? -1 : evaluated.front().family;
+        int f = pick_family(exclude);
+        fresh_instance(f, "architecture move to " + FamilyKey(op, ctx.families[f]) +
+                              (stagnation ? " after " + std::to_string(stagnation) + " attempts without progress" : ""));
+        continue;
+      }
+      // Half the time the best attempt is the parent (elitism); otherwise a tournament of two
+      // among the elites, so that good runners-up keep being explored.
+      std::uniform_int_distribution<size_t> pick(0, evaluated.size() - 1);
+      const Evaluated& a = std::bernoulli_distribution(0.5)(rng) ? evaluated.front() : evaluated[pick(rng)];
+      const Evaluated& b = evaluated[pick(rng)];
+      const Evaluated& parent = a.attempt->geomean_speedup >= b.attempt->geomean_speedup ? a : b;
+      const Evaluated& other = &parent == &a ? b : a;
+      ParamAssignment child;
+      if (u < move_rate + opts.crossover_rate && other.family == parent.family && &other != &parent &&
+          spaces[parent.family].Crossover(parent.attempt->params, other.attempt->params, rng, &child)) {
+        accept(parent.family, child,
+               "crossover of attempts " + std::to_string(parent.attempt->iteration + 1) + " and " +
+                   std::to_string(other.attempt->iteration + 1));
+      } else if (spaces[parent.family].Mutate(parent.attempt->params, rng, &child)) {
+        char speed[32];
+        std::snprintf(speed, sizeof speed, "%.3fx", parent.attempt->geomean_speedup);
+        accept(parent.family, child,
+               "mutation of attempt " + std::to_string(parent.attempt->iteration + 1) + " (" + speed + "): " +
+                   DescribeChange(parent.attempt->params, child));
+      }
     }
-    // Half the time the best attempt is the parent (elitism); otherwise a tournament of two
-    // among the elites, so that good runners-up keep being explored.
-    std::uniform_int_distribution<size_t> pick(0, evaluated.size() - 1);
-    const Evaluated& a = std::bernoulli_distribution(0.5)(rng) ? evaluated.front() : evaluated[pick(rng)];
-    const Evaluated& b = evaluated[pick(rng)];
-    const Evaluated& parent = a.attempt->geomean_speedup >= b.attempt->geomean_speedup ? a : b;
-    const Evaluated& other = &parent == &a ? b : a;
-    ParamAssignment child;
-    if (u < move_rate + opts.crossover_rate && other.family == parent.family && &other != &parent &&
-        spaces[parent.family].Crossover(parent.attempt->params, other.attempt->params, rng, &child)) {
-      accept(parent.family, child,
-             "crossover of attempts " + std::to_string(parent.attempt->iteration + 1) + " and " +
-                 std::to_string(other.attempt->iteration + 1));
-    } else if (spaces[parent.family].Mutate(parent.attempt->params, rng, &child)) {
-      char speed[32];
-      std::snprintf(speed, sizeof speed, "%.3fx", parent.attempt->geomean_speedup);
-      accept(parent.family, child,
-             "mutation of attempt " + std::to_string(parent.attempt->iteration + 1) + " (" + speed + "): " +
-                 DescribeChange(parent.attempt->params, child));
-    }
+  };
+  evolve();
+  // Refuted settings steer the search; they do not end it. A run whose own comparisons refuted a
+  // setting in every region of a space (one comparison can refute one) would otherwise stop as
+  // `exhausted` with most of the space unmeasured, its best instance perhaps among them: once
+  // nothing without a refuted setting is left to draw, instances with one are drawn and measured.
+  const bool any_taboo = std::any_of(taboo.begin(), taboo.end(), [](const auto& t) { return !t.empty(); });
+  if (out->empty() && any_taboo) {
+    honour_taboo = false;
+    for (int f : order)
+      if (static_cast<int>(out->size()) < wanted) fresh_instance(f, "fresh instance of " + FamilyKey(op, ctx.families[f]));
+    evolve();
   }
   return true;
 }

@@ -200,6 +200,34 @@ TEST(BuiltinAgent, ValidatedDecisionsSteerAndRefutedSettingsAreAvoided) {
   }
 }
 
+// One family whose every BLOCK was refuted (a run's own ablations can refute a setting of each
+// region of a space, one comparison each): the refutations steer the draws but do not end the
+// search. With nothing left that has no refuted setting, instances with one are proposed, and say
+// so; the run is `exhausted` only when every valid instance has been measured.
+TEST(BuiltinAgent, RefutedSettingsDoNotExhaustASpaceWithUntriedInstances) {
+  Fixture fx;
+  ProposalContext ctx = fx.Context();
+  ctx.families = {fx.families[0]};  // plain.cu: BLOCK x VEC, 11 valid instances
+  for (int block : {64, 128, 256, 512})
+    ctx.decisions.push_back({"warp_shuffle_reduction", "{\"BLOCK\": " + std::to_string(block) + "}",
+                             DecisionVerdict::refuted, 0.9, 0.9, "", "block=" + std::to_string(block)});
+  BuiltinAgent agent({.seed = 3});
+  std::vector<Proposal> out;
+  std::string err;
+  std::set<std::string> drawn;
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(agent.Propose(ctx, &out, &err)) << err;
+    if (out.empty()) break;
+    for (const Proposal& p : out) {
+      EXPECT_NE(p.rationale.find("refuted setting"), std::string::npos) << p.rationale;
+      EXPECT_TRUE(drawn.insert(CandidateHash(p.candidate.source, p.params)).second) << "proposed twice";
+      ctx.history.push_back(Attempt(static_cast<int>(ctx.history.size()), p, Outcome::slower, 0.9));
+    }
+  }
+  EXPECT_TRUE(out.empty()) << "every valid instance measured: now the space is exhausted";
+  EXPECT_EQ(drawn.size(), 11u) << "BLOCK*VEC <= 1024 leaves 11 of the 12";
+}
+
 PriorResult Prior(const std::string& family, ParamAssignment params, double sol) {
   PriorResult r;
   r.family = family;
