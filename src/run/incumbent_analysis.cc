@@ -126,7 +126,6 @@ IncumbentAnalysis AnalyzeIncumbent(const AnalysisInputs& in, const Incumbent& in
   }
   out.profile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& [config, p] : by_config) out.profile_s_per_config = std::max(out.profile_s_per_config, p.wall_s);
-  if (out.profile_s_per_config == 0 && out.profiled > 0) out.profile_s_per_config = out.profile_s / out.profiled;
   for (const std::string& config : in.configs) {
     auto it = by_config.find(config);
     if (it != by_config.end()) out.profiles.push_back(std::move(it->second));

@@ -30,7 +30,7 @@ struct IncumbentAnalysis {
   int cached = 0, profiled = 0;          // configs whose profile came from the store / the GPU
   double profile_s = 0;                  // seconds spent profiling on the GPU (0 when all cached)
   // The slowest config's profile, as measured when it was made (a cached profile keeps its own
-  // measurement); 0 when unknown.
+  // measurement, KernelProfile::wall_s); 0 when unknown.
   double profile_s_per_config = 0;
   std::vector<DegradedStage> degraded;   // what went wrong, the run goes on without it
 };

@@ -57,14 +57,6 @@ bool RunState::FitsBeforeConfirmation(double seconds) const {
   return opts_.time_s <= 0 || seconds + EvaluationEstimate() <= SecondsLeft();
 }
 
-void RunState::NoteProfileCost(const std::vector<KernelProfile>& profiles, double call_s) {
-  if (profiles.empty()) return;
-  for (const KernelProfile& p : profiles) {
-    const double s = p.wall_s > 0 ? p.wall_s : call_s / static_cast<double>(profiles.size());
-    profile_s_per_config_ = std::max(profile_s_per_config_, s);
-  }
-}
-
 StopReason RunState::BudgetSpent(double elapsed_s) const {
   if (services_.stop_requested && services_.stop_requested()) return StopReason::interrupted;
   if (opts_.iterations > 0 && attempts_this_run_ >= opts_.iterations) return StopReason::iterations;

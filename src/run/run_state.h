@@ -192,9 +192,6 @@ class RunState {
   double EvaluationEstimate() const;
   // Whether work expected to take `seconds` still fits in --time with the confirmation after it.
   bool FitsBeforeConfirmation(double seconds) const;
-  // Keeps the slowest per-config profile seen (`call_s` is the profile call's wall time, for
-  // profiles that do not carry their own).
-  void NoteProfileCost(const std::vector<KernelProfile>& profiles, double call_s);
 
   const OperatorSpec& op_;
   const RunOptions& opts_;
