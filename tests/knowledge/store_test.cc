@@ -211,6 +211,34 @@ TEST_F(StoreTest, ProfilesRoundTrip) {
   EXPECT_DOUBLE_EQ(all[0].profile.wall_s, 12.5);
 }
 
+// A profile kept before profiles carried their wall time (no "wall_s" in its JSON) still reads, its
+// cost unknown (0): a run then plans its end without it.
+TEST_F(StoreTest, ProfilesKeptBeforeTheirWallTimeStillRead) {
+  ProfileRecord p;
+  p.operator_name = "gemm_bf16";
+  p.arch = "sm90";
+  p.subject = "reference";
+  p.profile = testing_fixtures::CublasGemmProfile();
+  p.profile.wall_s = 12.5;
+  ASSERT_TRUE(store_.AddProfile(&p, &err_)) << err_;
+  const std::string path = dir_.file("deep/er/store.db");
+  store_.Close();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE profiles SET profile_json = json_remove(profile_json, '$.wall_s')", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ASSERT_TRUE(store_.Open(path, &err_)) << err_;
+  std::vector<ProfileRecord> all;
+  ASSERT_TRUE(store_.ListProfiles("gemm_bf16", "sm90", "", &all, &err_)) << err_;
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].profile.wall_s, 0);
+  EXPECT_EQ(all[0].profile.launches.at(0).name, "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT");
+  EXPECT_EQ(all[0].profile.metrics.size(), p.profile.metrics.size());
+}
+
 TEST_F(StoreTest, SealsAreImmutableWithLineage) {
   SealRecord s1;
   s1.id = "seal1";
