@@ -73,15 +73,17 @@ frame.addEventListener('load', () => {
 }
 
 // The flags every run of the browser takes: headless, no sandbox (CI runs as root), no GPU, a
-// profile of its own under `work_dir`, the log on stderr (console messages included).
-std::vector<std::string> BrowserArgs(const std::string& browser, const std::string& work_dir) {
+// profile of its own under `scratch_dir`, the log on stderr (console messages included). Each run
+// has a scratch folder of its own: two browsers sharing a profile (tests run in parallel) hand the
+// page to the first and exit 0 without a screenshot.
+std::vector<std::string> BrowserArgs(const std::string& browser, const std::string& scratch_dir) {
   return {browser,
           "--headless",
           "--no-sandbox",
           "--disable-gpu",
           "--no-first-run",
           "--hide-scrollbars",
-          "--user-data-dir=" + work_dir + "/browser-profile",
+          "--user-data-dir=" + scratch_dir + "/browser-profile",
           "--enable-logging=stderr",
           "--v=0",
           "--virtual-time-budget=10000"};
@@ -111,11 +113,11 @@ std::string Browser() {
   return "";
 }
 
-bool Inspect(const std::string& browser, const std::string& html_path, const std::string& work_dir, Page* page,
-             std::string* err) {
-  const std::string harness = work_dir + "/harness.html";
+bool Inspect(const std::string& browser, const std::string& html_path, Page* page, std::string* err) {
+  TempDir scratch;
+  const std::string harness = scratch.file("harness.html");
   WriteFile(harness, HarnessHtml(FileUrl(html_path)));
-  std::vector<std::string> argv = BrowserArgs(browser, work_dir);
+  std::vector<std::string> argv = BrowserArgs(browser, scratch.path());
   argv.push_back("--allow-file-access-from-files");  // the harness reads the framed file's DOM
   argv.push_back("--dump-dom");
   argv.push_back(FileUrl(harness));
@@ -163,8 +165,8 @@ bool Inspect(const std::string& browser, const std::string& html_path, const std
 bool Screenshot(const std::string& browser, const std::string& html_path, int height, const std::string& png_path,
                 std::string* err) {
   std::remove(png_path.c_str());
-  const std::string work_dir = png_path.substr(0, png_path.rfind('/'));
-  std::vector<std::string> argv = BrowserArgs(browser, work_dir);
+  TempDir scratch;
+  std::vector<std::string> argv = BrowserArgs(browser, scratch.path());
   argv.push_back("--window-size=1280," + std::to_string(height));
   argv.push_back("--screenshot=" + png_path);
   argv.push_back(FileUrl(html_path));

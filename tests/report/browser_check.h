@@ -28,11 +28,11 @@ struct Page {
 // installs) or `chromium` found in PATH; "" when neither is there.
 std::string Browser();
 
-// Opens `html_path` in `browser` through a harness page written to `work_dir` (it frames the page
-// and measures it with the DOM's own layout), and fills `page`. False with the reason when the
+// Opens `html_path` in `browser` through a harness page (it frames the page and measures it with the
+// DOM's own layout), and fills `page`. The harness and the browser's profile live in a scratch folder
+// of this call's own, so that tests may run browsers side by side. False with the reason when the
 // browser cannot start, times out, or leaves no measurement.
-bool Inspect(const std::string& browser, const std::string& html_path, const std::string& work_dir, Page* page,
-             std::string* err);
+bool Inspect(const std::string& browser, const std::string& html_path, Page* page, std::string* err);
 
 // A PNG screenshot of `html_path` at 1280 CSS pixels wide and `height` tall, written to `png_path`.
 bool Screenshot(const std::string& browser, const std::string& html_path, int height, const std::string& png_path,

@@ -58,7 +58,7 @@ std::vector<std::string> ExpectSeenWhole(const std::string& browser, const std::
   const std::vector<std::string> written = SvgIds(ReadFile(html_path));
   bc::Page page;
   std::string err;
-  EXPECT_TRUE(bc::Inspect(browser, html_path, dir, &page, &err)) << err;
+  EXPECT_TRUE(bc::Inspect(browser, html_path, &page, &err)) << err;
   for (const std::string& m : page.console) ADD_FAILURE() << name << ": console: " << m;
   EXPECT_NE(page.title.find("forgek report"), std::string::npos) << page.title;
   std::vector<std::string> seen;
@@ -74,10 +74,11 @@ std::vector<std::string> ExpectSeenWhole(const std::string& browser, const std::
   EXPECT_LE(page.width, 1280) << name << ": the content is wider than the 1280-pixel window (a table overflows)";
 
   // The screenshot, and one of an empty page of the same size: the report's holds far more.
-  const std::string png = dir + "/" + name + ".png", blank_png = dir + "/blank.png";
-  WriteFile(dir + "/blank.html", "<!DOCTYPE html><html><head><title>blank</title></head><body></body></html>");
+  // Each page its own blank: tests run side by side in one folder.
+  const std::string png = dir + "/" + name + ".png", blank_png = dir + "/" + name + "-blank.png";
+  WriteFile(dir + "/" + name + "-blank.html", "<!DOCTYPE html><html><head><title>blank</title></head><body></body></html>");
   EXPECT_TRUE(bc::Screenshot(browser, html_path, page.height, png, &err)) << err;
-  EXPECT_TRUE(bc::Screenshot(browser, dir + "/blank.html", page.height, blank_png, &err)) << err;
+  EXPECT_TRUE(bc::Screenshot(browser, dir + "/" + name + "-blank.html", page.height, blank_png, &err)) << err;
   int w = 0, h = 0;
   EXPECT_TRUE(bc::PngSize(png, &w, &h)) << png;
   EXPECT_EQ(w, 1280);
@@ -135,7 +136,7 @@ TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
             "</body></html>");
   bc::Page page;
   std::string err;
-  ASSERT_TRUE(bc::Inspect(browser, tmp.file("planted.html"), tmp.path(), &page, &err)) << err;
+  ASSERT_TRUE(bc::Inspect(browser, tmp.file("planted.html"), &page, &err)) << err;
   EXPECT_EQ(page.title, "planted");
   ASSERT_EQ(page.console.size(), 1u);
   EXPECT_NE(page.console[0].find("A negative value is not valid"), std::string::npos) << page.console[0];
@@ -149,7 +150,7 @@ TEST(ReportBrowser, APlantedConsoleErrorEmptyPlotAndStrayMarkAreSeen) {
   EXPECT_GT(page.height, 150) << "the page's content: one row of 200-pixel plots";
   EXPECT_LT(page.height, 450) << "the content's height, not the frame's";
   EXPECT_GT(page.width, 1280) << "a cell of 400 unbroken characters overflows the window";
-  EXPECT_FALSE(bc::Inspect(browser, tmp.file("no-such-page.html"), tmp.path(), &page, &err));
+  EXPECT_FALSE(bc::Inspect(browser, tmp.file("no-such-page.html"), &page, &err));
 }
 
 }  // namespace
