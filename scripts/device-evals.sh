@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The family instances waiting on a GPU (issues #24, #25), each timed against its operator's
 # reference in one `forgek eval` (scripts/sweep.sh); the baseline of each group is its first line.
-#   scripts/device-evals.sh [GROUP...]   groups: epilogue gelu gemm conv radix (default: all)
+#   scripts/device-evals.sh [GROUP...]   groups: epilogue gelu gemm grouped conv radix (default: all)
 # FORGEK names the binary (default build/device/forgek); SWEEP_FLAGS adds eval flags (--seeds 1).
 set -uo pipefail
 here=$(dirname "$0")
-groups=${*:-epilogue gelu gemm conv radix}
+groups=${*:-epilogue gelu gemm grouped conv radix}
 sweep() { echo "### $1 $(basename "$2")"; bash "$here/sweep.sh" "$@"; }
 
 for g in $groups; do
@@ -32,6 +32,13 @@ for g in $groups; do
       fam=operators/gemm_bf16/families/wgmma_persistent.cu
       base=STAGES=3,GROUP_M=16,SBN=64,S_STAGES=8,S_BK=64,S_CONS=1,S_HINT=1
       sweep gemm_bf16 $fam $base,EPI=1 $base,EPI=2 ;;
+    grouped)  # the warp-specialised wgmma grouped GEMM against the mma.sync family's best tile
+      sweep grouped_gemm_bf16 operators/grouped_gemm_bf16/families/mma_sync_tiles.cu BM=128,BN=256,STAGES=4
+      fam=operators/grouped_gemm_bf16/families/wgmma_ws_grouped.cu
+      base=BM=128,BN=256,STAGES=4,SCHEDULE=0
+      sweep grouped_gemm_bf16 $fam $base,CLUSTER_M=1,GROUP_M=16,EPI=0 $base,CLUSTER_M=1,GROUP_M=16,EPI=2 \
+        $base,CLUSTER_M=2,GROUP_M=16,EPI=2 $base,CLUSTER_M=1,GROUP_M=1,EPI=2 $base,CLUSTER_M=1,GROUP_M=64,EPI=2 \
+        BM=128,BN=128,STAGES=6,CLUSTER_M=1,GROUP_M=16,SCHEDULE=1,EPI=1 ;;
     conv)  # the two implicit-GEMM families, never timed yet
       sweep conv2d_fprop_bf16 operators/conv2d_fprop_bf16/families/wgmma_gather_ring.cu \
         BM=128,BN=256,STAGES=4 BM=128,BN=128,STAGES=3
@@ -49,6 +56,6 @@ for g in $groups; do
         $p,ITEMS=20,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
-    *) echo "device-evals: unknown group '$g' (epilogue gelu gemm conv radix)" >&2; exit 2 ;;
+    *) echo "device-evals: unknown group '$g' (epilogue gelu gemm grouped conv radix)" >&2; exit 2 ;;
   esac
 done

@@ -25,7 +25,7 @@
 // of 64x64, BK 32, a STAGES-deep cp.async ring; 128x256 with 4 stages takes ~96 KiB of shared
 // memory). For expert e, rows [start_e, end_e) of A and C form an ordinary [rows_e, K]·[K, N] GEMM with B[e].
 //
-// Grid: blockIdx.x enumerates the M-tiles of all experts one after another (expert 0's
+// Grid: blockIdx.x enumerates the M-tiles of all experts one after another (fk::expert_slot_of: expert 0's
 // ceil(rows_0/BM) tiles, then expert 1's, ...); ceil(T/BM) + E slots always suffice because each
 // expert wastes less than one tile. Unused slots exit. blockIdx.y is the N-tile, so blocks that run
 // together share one BK x BN column panel of B[e] in L2 while they walk an expert's rows.
@@ -34,30 +34,10 @@
 // of WM x WN mma.sync tiles, K in BK steps through a STAGES-deep cp.async ring. Rows past M are
 // zero-filled on load and skipped on store; N and K are multiples of BN and BK (constraints).
 #include <cuda_bf16.h>
+#include <forgek/expert_groups.cuh>
 #include <forgek/mma_gemm_tile.cuh>
 
 using Tile = fk::MmaGemmTile<BM, BN, BK, WM, WN, STAGES>;
-
-// M-tile slot -> (expert, first row of the expert, rows of the expert, tile within the expert), by
-// the operator's rule: start[e] = min(sizes[0] + ... + sizes[e-1], T), end[e] = min(start[e] +
-// sizes[e], T), and the last expert ends at T. Returns false for a slot past the last tile.
-__device__ __forceinline__ bool expert_tile_of_slot(int slot, const int* __restrict__ group_sizes, int T, int E,
-                                                    int* expert, int* row0, int* rows, int* tile)
-{
-  long long start = 0;  // 64-bit: a running sum of arbitrary i32 sizes
-  for (int e = 0; e < E; ++e) {
-    const long long s = min(start, (long long)T);
-    const long long end = (e == E - 1) ? T : min(s + group_sizes[e], (long long)T);
-    const int n_rows = (int)(end - s), n_tiles = (n_rows + BM - 1) / BM;
-    if (slot < n_tiles) {
-      *expert = e, *row0 = (int)s, *rows = n_rows, *tile = slot;
-      return true;
-    }
-    slot -= n_tiles;
-    start += group_sizes[e];
-  }
-  return false;
-}
 
 extern "C" __global__ void __launch_bounds__(Tile::kThreads)
 grouped_gemm_mma_sync(const __nv_bfloat16* __restrict__ A,  // [T, K] row-major, rows sorted by expert
@@ -66,12 +46,14 @@ grouped_gemm_mma_sync(const __nv_bfloat16* __restrict__ A,  // [T, K] row-major,
                       __nv_bfloat16* __restrict__ C,        // [T, N] row-major
                       int T, int N, int K, int E)
 {
-  int expert, row0, M, tile_m;
-  if (!expert_tile_of_slot(blockIdx.x, group_sizes, T, E, &expert, &row0, &M, &tile_m)) return;
+  // Slot blockIdx.x is M-tile `slot` of its expert (units of one tile, one slot each).
+  fk::ExpertSlot g;
+  if (!fk::expert_slot_of(blockIdx.x, group_sizes, T, E, BM, 1, 1, &g)) return;
   // From here on this is a plain [M, K]·[K, N] GEMM on the expert's rows (M = its row count).
-  A += (size_t)row0 * K;
-  C += (size_t)row0 * N;
-  B += (size_t)expert * K * N;
+  const int M = g.rows, tile_m = g.slot;
+  A += (size_t)g.row0 * K;
+  C += (size_t)g.row0 * N;
+  B += (size_t)g.expert * K * N;
 
   extern __shared__ __align__(128) unsigned char smem[];  // Tile::kSmemBytes: the cp.async ring
   const int m0 = tile_m * BM, n0 = blockIdx.y * BN;     // this block's BM x BN tile of the expert's C
