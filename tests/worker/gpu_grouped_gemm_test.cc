@@ -3,10 +3,13 @@
 // rows: each seed, not only the first, must agree with the golden. A plan kept from the first seed
 // fails the second with rel_l2 ~1.1 (rows between the old and new boundaries multiplied by the
 // wrong expert), as the device runs of 2026-11-29 showed while the single-launch unit test passed.
+// The wgmma family's own tile walk over the experts is checked the same way: fresh splits on
+// every seed, and shapes that put expert boundaries inside tiles, a single expert and many.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+#include "forgek/core/params.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {
@@ -66,6 +69,63 @@ TEST(GpuGroupedGemm, CublasReferenceAgreesWithTheGoldenOnEverySeed) {
   req.configs = {"E8_T4096_512x1024"};
   r = ev.Evaluate(req);
   EXPECT_EQ(r.outcome, Outcome::correct) << OutcomeName(r.outcome) << ": " << r.detail;
+}
+
+// Each instance stores every expert's rows once: a cluster's padding tile, a tile crossing an
+// expert's end (masked stores beside TMA stores), ping-pong, 64-row tiles and both rasters, on the
+// shipped config and on shapes the suite lacks (one expert; 16 experts; one k-tile; T not a
+// multiple of any tile), each seed a new split.
+TEST(GpuGroupedGemm, WgmmaFamilyStoresEveryExpertsRowsOnEverySplit) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  CompilerOptions copts;
+  copts.cache_dir = "";
+  copts.pch_dir = "";
+  Compiler compiler(copts);
+  WorkerEvaluatorOptions opts;
+  opts.command = testing::WorkerCommand();
+  WorkerEvaluator ev(opts);
+
+  OperatorSpec op = LoadOp(OperatorsRoot() + "/grouped_gemm_bf16");
+  ASSERT_EQ(op.name, "grouped_gemm_bf16");
+  op.configs.push_back({"E8_T4096_512x1024", {{"T", 4096}, {"E", 8}, {"K", 512}, {"N", 1024}}});
+  op.configs.push_back({"E3_T2056_64x512", {{"T", 2056}, {"E", 3}, {"K", 64}, {"N", 512}}});
+  op.configs.push_back({"E1_T2048_128x256", {{"T", 2048}, {"E", 1}, {"K", 128}, {"N", 256}}});
+  op.configs.push_back({"E16_T8200_256x512", {{"T", 8200}, {"E", 16}, {"K", 256}, {"N", 512}}});
+  const KernelUnderTest golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
+  const std::string path = op.dir + "/families/wgmma_ws_grouped.cu";
+  Candidate family;
+  Diagnostics diags;
+  ASSERT_TRUE(LoadCandidateFile(path, &family, &diags)) << FormatDiagnostics(diags);
+
+  for (const char* params_json :
+       {R"({"BM":128,"BN":256,"STAGES":4,"CLUSTER_M":1,"GROUP_M":16,"SCHEDULE":0,"EPI":2})",
+        R"({"BM":128,"BN":128,"STAGES":5,"CLUSTER_M":2,"GROUP_M":4,"SCHEDULE":0,"EPI":1})",
+        R"({"BM":128,"BN":128,"STAGES":6,"CLUSTER_M":1,"GROUP_M":64,"SCHEDULE":1,"EPI":1})",
+        R"({"BM":64,"BN":256,"STAGES":4,"CLUSTER_M":2,"GROUP_M":1,"SCHEDULE":0,"EPI":2})",
+        R"({"BM":256,"BN":128,"STAGES":3,"CLUSTER_M":1,"GROUP_M":1,"SCHEDULE":0,"EPI":0})"}) {
+    ParamAssignment params;
+    std::string err;
+    ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
+    CompileRequest creq;
+    creq.name = path;
+    creq.source = family.source;
+    creq.arch = "sm90";
+    creq.options = ParamDefines(params);
+    const CompileResult compiled = compiler.CompileNow(creq);
+    ASSERT_TRUE(compiled.ok) << params_json << ": " << compiled.Summary();
+    EvalRequest req;
+    req.op = &op;
+    req.golden = golden;
+    req.candidate = {"wgmma_ws_grouped", "", compiled.cubin, family.manifest, params};
+    req.seeds = 3;
+    req.time = false;
+    const EvalResult r = ev.Evaluate(req);
+    EXPECT_EQ(r.outcome, Outcome::correct) << params_json << ": " << OutcomeName(r.outcome) << ": " << r.detail;
+    EXPECT_EQ(r.configs.size(), op.configs.size()) << params_json;
+    for (const ConfigResult& c : r.configs)
+      std::printf("[ grouped  ] %s %s: 3 seeds, rel_l2 %.3g max_abs %.3g\n", params_json, c.config.c_str(),
+                  c.correctness.rel_l2, c.correctness.max_abs);
+  }
 }
 
 }  // namespace
