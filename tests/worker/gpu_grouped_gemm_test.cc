@@ -19,16 +19,29 @@ using testing::CompileKernel;
 using testing::LoadOp;
 using testing::OperatorsRoot;
 
+// A compiler without caches (the test proves today's sources) and a worker to evaluate on.
+struct Bench {
+  static CompilerOptions NoCache() {
+    CompilerOptions o;
+    o.cache_dir = "";
+    o.pch_dir = "";
+    return o;
+  }
+  static WorkerEvaluatorOptions Worker() {
+    WorkerEvaluatorOptions o;
+    o.command = testing::WorkerCommand();
+    o.policy.stop.max_time_s = 0.3;
+    return o;
+  }
+  Compiler compiler{NoCache()};
+  WorkerEvaluator ev{Worker()};
+};
+
 TEST(GpuGroupedGemm, CublasReferenceAgreesWithTheGoldenOnEverySeed) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
-  CompilerOptions copts;
-  copts.cache_dir = "";
-  copts.pch_dir = "";
-  Compiler compiler(copts);
-  WorkerEvaluatorOptions opts;
-  opts.command = testing::WorkerCommand();
-  opts.policy.stop.max_time_s = 0.3;
-  WorkerEvaluator ev(opts);
+  Bench bench;
+  Compiler& compiler = bench.compiler;
+  WorkerEvaluator& ev = bench.ev;
 
   // The failures were seen in workers that had evaluated other operators first (the all-operator
   // test and `ops bench`): two other cuBLAS references go first here, in the same worker.
@@ -77,13 +90,9 @@ TEST(GpuGroupedGemm, CublasReferenceAgreesWithTheGoldenOnEverySeed) {
 // multiple of any tile), each seed a new split.
 TEST(GpuGroupedGemm, WgmmaFamilyStoresEveryExpertsRowsOnEverySplit) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
-  CompilerOptions copts;
-  copts.cache_dir = "";
-  copts.pch_dir = "";
-  Compiler compiler(copts);
-  WorkerEvaluatorOptions opts;
-  opts.command = testing::WorkerCommand();
-  WorkerEvaluator ev(opts);
+  Bench bench;
+  Compiler& compiler = bench.compiler;
+  WorkerEvaluator& ev = bench.ev;
 
   OperatorSpec op = LoadOp(OperatorsRoot() + "/grouped_gemm_bf16");
   ASSERT_EQ(op.name, "grouped_gemm_bf16");
