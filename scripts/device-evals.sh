@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The family instances waiting on a GPU (issues #24, #25), each timed against its operator's
 # reference in one `forgek eval` (scripts/sweep.sh); the baseline of each group is its first line.
-#   scripts/device-evals.sh [GROUP...]   groups: epilogue gelu gemm grouped conv radix (default: all)
+#   scripts/device-evals.sh [GROUP...]   groups: see `all` below (default: all)
 # FORGEK names the binary (default build/device/forgek); SWEEP_FLAGS adds eval flags (--seeds 1).
 set -uo pipefail
 here=$(dirname "$0")
-groups=${*:-epilogue gelu gemm grouped conv radix}
+all="epilogue gelu gemm grouped conv radix"
+groups=${*:-$all}
 sweep() { echo "### $1 $(basename "$2")"; bash "$here/sweep.sh" "$@"; }
 
 for g in $groups; do
@@ -56,6 +57,6 @@ for g in $groups; do
         $p,ITEMS=20,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
-    *) echo "device-evals: unknown group '$g' (epilogue gelu gemm grouped conv radix)" >&2; exit 2 ;;
+    *) echo "device-evals: unknown group '$g' ($all)" >&2; exit 2 ;;
   esac
 done

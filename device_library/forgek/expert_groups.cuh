@@ -10,9 +10,9 @@
 //        unit_tiles) units of unit_tiles row tiles each (a unit of ClusterM tiles keeps a cluster inside
 //        one expert; tiles of a unit past the expert's rows compute nothing that is stored), and
 //        m_units * slots_per_unit slots (slots_per_unit: the N tiles of each unit, or 1). Fills `out`
-//        for `slot`; false for a slot past the last expert's. O(E) reads of group_sizes (cached).
-//   int fk::expert_slots_bound(T, E, tile_rows, unit_tiles) — units summed over experts never exceed
-//        this (every expert wastes less than one unit): a grid size that needs no sizes on the host.
+//        for `slot`; false for a slot past the last expert's. O(E) reads of group_sizes (cached). The
+//        units summed over experts never exceed ceil(ceil(T / tile_rows) / unit_tiles) + E (each expert
+//        wastes less than one), a grid bound a manifest can state without the sizes.
 #pragma once
 #include <forgek/common.cuh>
 
@@ -45,11 +45,6 @@ FK_DEVICE bool expert_slot_of(int slot, const int* __restrict__ group_sizes, int
     start += group_sizes[e];
   }
   return false;
-}
-
-__host__ __device__ constexpr int expert_slots_bound(int T, int E, int tile_rows, int unit_tiles)
-{
-  return ceil_div(ceil_div(T, tile_rows), unit_tiles) + E;
 }
 
 }  // namespace fk

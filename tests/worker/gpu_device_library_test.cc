@@ -17,12 +17,7 @@ using testing::CompileKernel;
 using testing::CompileSeed;
 using testing::LoadOp;
 
-CompilerOptions NoCache() {
-  CompilerOptions o;
-  o.cache_dir = "";
-  o.pch_dir = "";
-  return o;
-}
+using testing::NoCache;
 
 std::string TestOperatorDir(const std::string& name) {
   std::string dir = SourceDir() + "/tests/worker/device_library/" + name;

@@ -19,21 +19,15 @@ using testing::CompileKernel;
 using testing::LoadOp;
 using testing::OperatorsRoot;
 
-// A compiler without caches (the test proves today's sources) and a worker to evaluate on.
+// A compiler without caches and a worker to evaluate on.
 struct Bench {
-  static CompilerOptions NoCache() {
-    CompilerOptions o;
-    o.cache_dir = "";
-    o.pch_dir = "";
-    return o;
-  }
   static WorkerEvaluatorOptions Worker() {
     WorkerEvaluatorOptions o;
     o.command = testing::WorkerCommand();
     o.policy.stop.max_time_s = 0.3;
     return o;
   }
-  Compiler compiler{NoCache()};
+  Compiler compiler{testing::NoCache()};
   WorkerEvaluator ev{Worker()};
 };
 
@@ -115,17 +109,11 @@ TEST(GpuGroupedGemm, WgmmaFamilyStoresEveryExpertsRowsOnEverySplit) {
     ParamAssignment params;
     std::string err;
     ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
-    CompileRequest creq;
-    creq.name = path;
-    creq.source = family.source;
-    creq.arch = "sm90";
-    creq.options = ParamDefines(params);
-    const CompileResult compiled = compiler.CompileNow(creq);
-    ASSERT_TRUE(compiled.ok) << params_json << ": " << compiled.Summary();
     EvalRequest req;
     req.op = &op;
     req.golden = golden;
-    req.candidate = {"wgmma_ws_grouped", "", compiled.cubin, family.manifest, params};
+    req.candidate = testing::CompileLoaded(compiler, family, path, "wgmma_ws_grouped", params);
+    ASSERT_FALSE(req.candidate.cubin.empty()) << params_json;
     req.seeds = 3;
     req.time = false;
     const EvalResult r = ev.Evaluate(req);

@@ -23,12 +23,7 @@ using testing::CompileSeed;
 using testing::LoadOp;
 using testing::OperatorsRoot;
 
-CompilerOptions NoCache() {
-  CompilerOptions o;
-  o.cache_dir = "";
-  o.pch_dir = "";
-  return o;
-}
+using testing::NoCache;
 
 TEST(GpuWorker, ProbeAndCalibrateReportTheDevice) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();

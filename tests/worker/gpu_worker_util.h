@@ -45,12 +45,17 @@ inline OperatorSpec LoadOp(const std::string& dir) {
   return op;
 }
 
-// Compiles a candidate file with its fixed params into a KernelUnderTest.
-// `c` (loaded from `path`) at the first value of every param, compiled for sm90.
+// A compiler without caches: the GPU tests prove today's sources.
+inline CompilerOptions NoCache() {
+  CompilerOptions o;
+  o.cache_dir = "";
+  o.pch_dir = "";
+  return o;
+}
+
+// `c` (loaded from `path`) at `params`, compiled for sm90, as a KernelUnderTest.
 inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
-                                     const std::string& label) {
-  ParamAssignment params;
-  for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
+                                     const std::string& label, const ParamAssignment& params) {
   CompileRequest req;
   req.name = path;
   req.source = c.source;
@@ -59,6 +64,14 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
   CompileResult r = compiler.CompileNow(req);
   EXPECT_TRUE(r.ok) << path << ":\n" << r.Summary();
   return {label, "", r.cubin, c.manifest, params};
+}
+
+// `c` at the first value of every param (its fixed params, for a kernel that is not a family).
+inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
+                                     const std::string& label) {
+  ParamAssignment params;
+  for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
+  return CompileLoaded(compiler, c, path, label, params);
 }
 
 inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path, const std::string& label) {

@@ -114,14 +114,17 @@ grouped_gemm_wgmma_ws(const __grid_constant__ CUtensorMap tmA,  // A [T, K], box
         pipe.produce(&tmA, &tmB, t.row0 + t.m0, t.n0, t.expert * K, k_tiles);
   } else {
     const int consumer = Pipe::become_consumer();
-    for (int u = first, j = 0; tile_of_unit(u, group_sizes, T, E, tiles_n, rank, &t); u += stride, ++j) {
+    // Each unit's tile is looked up once: as the block's next tile (ping-pong hands the tensor cores
+    // to the other consumer only when there is one), then as its current one.
+    ExpertTile next;
+    bool more = tile_of_unit(first, group_sizes, T, E, tiles_n, rank, &next);
+    for (int u = first, j = 0; more; u += stride, ++j) {
+      t = next;
+      more = tile_of_unit(u + stride, group_sizes, T, E, tiles_n, rank, &next);
       if (!Pipe::owns(consumer, j)) {
         pipe.skip(k_tiles);
         continue;
       }
-      // Ping-pong hands the tensor cores to the other consumer only when the block has a next tile.
-      ExpertTile next;
-      const bool more = SCHEDULE == fk::kPingPong && tile_of_unit(u + stride, group_sizes, T, E, tiles_n, rank, &next);
       Pipe::Acc acc;  // [Pipe::kMi m64 slices][Pipe::kCols/2 floats]: this consumer's part of the tile
       pipe.consume(acc, consumer, k_tiles, j > 0, more);
       const int valid_rows = t.rows - t.m0;  // rows of the tile inside its expert (<= 0: padding)
