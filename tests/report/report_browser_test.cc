@@ -75,11 +75,11 @@ std::vector<std::string> ExpectSeenWhole(const std::string& browser, const std::
 
   // The screenshot, and one of an empty page of the same size: the report's holds far more.
   // Each page its own blank: tests run side by side in one folder.
-  const std::string png = dir + "/" + name + ".png", blank = dir + "/" + name + "-blank";
-  const std::string blank_png = blank + ".png";
-  WriteFile(blank + ".html", "<!DOCTYPE html><html><head><title>blank</title></head><body></body></html>");
+  const std::string png = dir + "/" + name + ".png", blank_page = dir + "/" + name + "-blank";
+  const std::string blank_png = blank_page + ".png";
+  WriteFile(blank_page + ".html", "<!DOCTYPE html><html><head><title>blank</title></head><body></body></html>");
   EXPECT_TRUE(bc::Screenshot(browser, html_path, page.height, png, &err)) << err;
-  EXPECT_TRUE(bc::Screenshot(browser, blank + ".html", page.height, blank_png, &err)) << err;
+  EXPECT_TRUE(bc::Screenshot(browser, blank_page + ".html", page.height, blank_png, &err)) << err;
   int w = 0, h = 0;
   EXPECT_TRUE(bc::PngSize(png, &w, &h)) << png;
   EXPECT_EQ(w, 1280);
