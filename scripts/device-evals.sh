@@ -40,11 +40,13 @@ for g in $groups; do
       sweep grouped_gemm_bf16 $fam $base,CLUSTER_M=1,GROUP_M=16,EPI=0 $base,CLUSTER_M=1,GROUP_M=16,EPI=2 \
         $base,CLUSTER_M=2,GROUP_M=16,EPI=2 $base,CLUSTER_M=1,GROUP_M=1,EPI=2 $base,CLUSTER_M=1,GROUP_M=64,EPI=2 \
         BM=128,BN=128,STAGES=6,CLUSTER_M=1,GROUP_M=16,SCHEDULE=1,EPI=1 ;;
-    conv)  # the two implicit-GEMM families, never timed yet
-      sweep conv2d_fprop_bf16 operators/conv2d_fprop_bf16/families/wgmma_gather_ring.cu \
-        BM=128,BN=256,STAGES=4 BM=128,BN=128,STAGES=3
-      sweep conv2d_fprop_bf16 operators/conv2d_fprop_bf16/families/mma_sync_ring.cu \
-        BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=4 ;;
+    conv)  # TMA taps (4-D boxes of pixel blocks) and warp-specialised wgmma against the gather ring's best
+      sweep conv2d_fprop_bf16 operators/conv2d_fprop_bf16/families/wgmma_gather_ring.cu BM=128,BN=256,STAGES=4
+      fam=operators/conv2d_fprop_bf16/families/wgmma_ws_tma_taps.cu
+      base=BM=128,BN=256,STAGES=4,GROUP_M=1,SCHEDULE=0
+      sweep conv2d_fprop_bf16 $fam $base,BW=8,CLUSTER_M=1,EPI=0 $base,BW=8,CLUSTER_M=1,EPI=2 \
+        $base,BW=8,CLUSTER_M=2,EPI=2 $base,BW=16,CLUSTER_M=1,EPI=2 BM=256,BN=128,STAGES=4,BW=8,CLUSTER_M=1,GROUP_M=8,SCHEDULE=0,EPI=2 \
+        BM=128,BN=128,STAGES=6,BW=8,CLUSTER_M=1,GROUP_M=8,SCHEDULE=1,EPI=1 ;;
     radix)  # onesweep: the old best (ITEMS 12, values early) against CUB's shape and the new knobs
       fam=operators/radix_sort_pairs_u32/families/onesweep.cu
       p=RADIX_BITS=8,THREADS=384,MIN_CTAS=2

@@ -5,6 +5,8 @@
 // mbar_arrive_expect_tx for the box bytes). Out-of-bounds box elements read as zero, are not written.
 //   fk::tma_load_2d(void* dst, const void* map, unsigned long long* bar, int c0, int c1) — box -> shared
 //   fk::tma_load_3d(void* dst, const void* map, unsigned long long* bar, int c0, int c1, int c2)
+//   fk::tma_load_4d(dst, map, bar, c0, c1, c2, c3) — e.g. an NHWC block of pixels (c, w, h, n); coordinates
+//        may be negative or past the end (a convolution's padding reads as zero)
 //   fk::tma_load_2d_multicast(dst, map, bar, c0, c1, unsigned short cta_mask) — into the same offset of every
 //        cluster CTA in cta_mask, completing on each one's barrier at bar's offset
 //   fk::tma_load_2d_hint(dst, map, bar, c0, c1, u64 policy) / tma_load_2d_multicast_hint(..., cta_mask, policy)
@@ -13,6 +15,7 @@
 //   fk::bulk_load_hint(dst, src, bytes, bar, u64 policy)
 //   fk::tma_store_2d(const void* map, const void* src, int c0, int c1) — shared box -> global (bulk group)
 //   fk::tma_store_3d(const void* map, const void* src, int c0, int c1, int c2)
+//   fk::tma_store_4d(map, src, c0, c1, c2, c3)
 //   fk::bulk_store(void* dst, const void* src, unsigned bytes) — linear shared -> global copy (bulk group;
 //        bytes % 16 == 0, both 16-byte aligned)
 //   fk::bulk_store_hint(dst, src, bytes, u64 policy)
@@ -41,6 +44,14 @@ FK_DEVICE void tma_load_3d(void* dst, const void* map, unsigned long long* bar, 
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
           "r"(cvta_to_shared(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(cvta_to_shared(bar))
+      : "memory");
+}
+// 4-D box (c0, c1, c2, c3) of `map` into shared `dst`, completing its bytes on `bar`.
+FK_DEVICE void tma_load_4d(void* dst, const void* map, unsigned long long* bar, int c0, int c1, int c2, int c3)
+{
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::
+          "r"(cvta_to_shared(dst)), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(cvta_to_shared(bar))
       : "memory");
 }
 // 2-D box written to dst's offset in every cluster CTA of `cta_mask`, completing on each one's `bar`.
@@ -117,6 +128,13 @@ FK_DEVICE void tma_store_3d(const void* map, const void* src, int c0, int c1, in
 {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(map),
                "r"(c0), "r"(c1), "r"(c2), "r"(cvta_to_shared(src))
+               : "memory");
+}
+// Shared box at `src` -> global box (c0, c1, c2, c3) of `map`, tracked in this thread's bulk group.
+FK_DEVICE void tma_store_4d(const void* map, const void* src, int c0, int c1, int c2, int c3)
+{
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(map),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(cvta_to_shared(src))
                : "memory");
 }
 // `bytes` (a multiple of 16; src and dst 16-byte aligned) from shared src to global dst, tracked in

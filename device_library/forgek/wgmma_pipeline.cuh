@@ -10,6 +10,8 @@
 //      (N-major, bf16 B [K, N]: box k_tile x 64) or (K-major, B [N, K]: box 64 x k_tile)
 //   fk::WgmmaBf16  — operands: A [M, K] bf16, B [K, N] bf16 row-major (N-major); k_tile 64
 //   fk::WgmmaE4m3  — operands: A [M, K] e4m3, B [N, K] e4m3 (both K-major); k_tile 128
+//   fk::WgmmaBf16KMajorB — operands: A [M, K] bf16, B [N, K] bf16 (both K-major: a convolution's KRSC
+//        filters as [K, R*S*C]); k_tile 64
 //   fk::WgmmaPipeline<TileM, TileN, Stages, ClusterM, Operands, Schedule = kCooperative> — TileM in
 //        {64, 128, 256}, TileN a multiple of 64 (<= 256 columns per consumer), 2 <= Stages; kSmemBytes
 //        (dynamic shared memory it needs), kRows / kCols / kMi (one consumer's part of a tile: kMi slices
@@ -26,6 +28,9 @@
 //        A rows [a_row, a_row + TileM) and B columns [b_col, b_col + TileN), B's k starting at b_k0
 //        (0 for a plain GEMM; batch * K where a batch of B is stacked along k). With ClusterM > 1 each
 //        block loads a share of the B panels and multicasts them to the cluster (same b_col in all)
+//     .produce_with(load_a, &tmB, b_col, b_k0, k_tiles) — the same with A's k-tile kt loaded by
+//        load_a(void* dst, unsigned long long* full, int kt): TMA boxes of kATileBytes in all, in the
+//        slot's [TileM][128 B] layout (several boxes of 64 rows: a convolution's blocks of pixels)
 //     .consume(acc, consumer, k_tiles, not_first = false, more = false) — acc = that many k-tiles of
 //        A · B (a consumer warpgroup). Ping-pong: not_first: wait for the other consumer to have issued
 //        the block's previous tile; more: let it start the next once this one's wgmmas are issued
@@ -85,6 +90,18 @@ struct WgmmaE4m3 {
   FK_DEVICE static void mma(float* d, const unsigned char* a, const unsigned char* b, int ks, int scale_d)
   {
     wgmma_m64k32_e4m3<Cols>(d, wgmma_desc_kmajor_128b(a + ks * 32), wgmma_desc_kmajor_128b(b + ks * 32), scale_d);
+  }
+};
+
+// bf16 operands with B stored [N, K] (K-major, like e4m3's): each 64-row panel (64 output columns x 64 k)
+// is one TMA box at (k, n), and one K-major descriptor spans all panels. k16 steps of 32 bytes.
+struct WgmmaBf16KMajorB {
+  static constexpr int k_tile = 64;
+  FK_DEVICE static void b_coords(int n, int k, int* c0, int* c1) { *c0 = k; *c1 = n; }
+  template <int Cols>
+  FK_DEVICE static void mma(float* d, const unsigned char* a, const unsigned char* b, int ks, int scale_d)
+  {
+    wgmma_m64k16_bf16<Cols, 0>(d, wgmma_desc_kmajor_128b(a + ks * 32), wgmma_desc_kmajor_128b(b + ks * 32), scale_d);
   }
 };
 
@@ -156,13 +173,20 @@ struct WgmmaPipeline {
 
   FK_DEVICE void produce(const CUtensorMap* tma, const CUtensorMap* tmb, int a_row, int b_col, int b_k0, int k_tiles)
   {
+    produce_with([&](void* dst, unsigned long long* bar, int kt) { tma_load_2d(dst, tma, bar, kt * Operands::k_tile, a_row); },
+                 tmb, b_col, b_k0, k_tiles);
+  }
+
+  template <class LoadA>
+  FK_DEVICE void produce_with(LoadA&& load_a, const CUtensorMap* tmb, int b_col, int b_k0, int k_tiles)
+  {
     const unsigned rank = ClusterM > 1 ? cluster_ctarank() : 0;
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
       const int s = it % Stages;
       // Wait until the slot's previous use is released; a fresh barrier passes parity 1 at once.
       mbar_wait(&empty[s], ((it / Stages) & 1) ^ 1);
       mbar_arrive_expect_tx(&full[s], kStageBytes);  // own A + all of B (some panels come from peers)
-      tma_load_2d(sa + s * kATileBytes, tma, &full[s], kt * Operands::k_tile, a_row);
+      load_a(sa + s * kATileBytes, &full[s], kt);
       for (int p = 0; p < TileN / 64; ++p) {
         int c0, c1;
         Operands::b_coords(b_col + p * 64, b_k0 + kt * Operands::k_tile, &c0, &c1);

@@ -9,7 +9,6 @@
 
 #include <cstdio>
 
-#include "forgek/core/params.h"
 #include "gpu_worker_util.h"
 
 namespace forgek {
@@ -95,34 +94,14 @@ TEST(GpuGroupedGemm, WgmmaFamilyStoresEveryExpertsRowsOnEverySplit) {
   op.configs.push_back({"E1_T2048_128x256", {{"T", 2048}, {"E", 1}, {"K", 128}, {"N", 256}}});
   op.configs.push_back({"E16_T8200_256x512", {{"T", 8200}, {"E", 16}, {"K", 256}, {"N", 512}}});
   const KernelUnderTest golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-  const std::string path = op.dir + "/families/wgmma_ws_grouped.cu";
-  Candidate family;
-  Diagnostics diags;
-  ASSERT_TRUE(LoadCandidateFile(path, &family, &diags)) << FormatDiagnostics(diags);
-
   for (const char* params_json :
        {R"({"BM":128,"BN":256,"STAGES":4,"CLUSTER_M":1,"GROUP_M":16,"SCHEDULE":0,"EPI":2})",
         R"({"BM":128,"BN":128,"STAGES":5,"CLUSTER_M":2,"GROUP_M":4,"SCHEDULE":0,"EPI":1})",
         R"({"BM":128,"BN":128,"STAGES":6,"CLUSTER_M":1,"GROUP_M":64,"SCHEDULE":1,"EPI":1})",
         R"({"BM":64,"BN":256,"STAGES":4,"CLUSTER_M":2,"GROUP_M":1,"SCHEDULE":0,"EPI":2})",
-        R"({"BM":256,"BN":128,"STAGES":3,"CLUSTER_M":1,"GROUP_M":1,"SCHEDULE":0,"EPI":0})"}) {
-    ParamAssignment params;
-    std::string err;
-    ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
-    EvalRequest req;
-    req.op = &op;
-    req.golden = golden;
-    req.candidate = testing::CompileLoaded(compiler, family, path, "wgmma_ws_grouped", params);
-    ASSERT_FALSE(req.candidate.cubin.empty()) << params_json;
-    req.seeds = 3;
-    req.time = false;
-    const EvalResult r = ev.Evaluate(req);
-    EXPECT_EQ(r.outcome, Outcome::correct) << params_json << ": " << OutcomeName(r.outcome) << ": " << r.detail;
-    EXPECT_EQ(r.configs.size(), op.configs.size()) << params_json;
-    for (const ConfigResult& c : r.configs)
-      std::printf("[ grouped  ] %s %s: 3 seeds, rel_l2 %.3g max_abs %.3g\n", params_json, c.config.c_str(),
-                  c.correctness.rel_l2, c.correctness.max_abs);
-  }
+        R"({"BM":256,"BN":128,"STAGES":3,"CLUSTER_M":1,"GROUP_M":1,"SCHEDULE":0,"EPI":0})"})
+    testing::ExpectInstanceCorrect(compiler, ev, op, golden, op.dir + "/families/wgmma_ws_grouped.cu", params_json, 3,
+                                   "grouped");
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "forgek/core/candidate.h"
 #include "forgek/compile/compile.h"
 #include "forgek/core/operator_spec.h"
+#include "forgek/core/params.h"
 #include "forgek/core/paths.h"
 #include "forgek/eval/worker_client.h"
 #include "test_util.h"
@@ -95,6 +97,33 @@ inline KernelUnderTest Reference(Compiler& compiler, const OperatorSpec& op) {
   Diagnostics diags;
   EXPECT_TRUE(LoadReferenceKernel(op, &c, &diags)) << FormatDiagnostics(diags);
   return CompileLoaded(compiler, c, op.dir + "/" + op.reference.kernel, "reference");
+}
+
+// One instance of a family file: `params_json` compiled, then evaluated untimed against `golden` on
+// every config of `op` over `seeds` seeds (each a fresh draw of the inputs); expects it correct on
+// every config and prints each config's errors, each line tagged `tag`.
+inline void ExpectInstanceCorrect(Compiler& compiler, WorkerEvaluator& ev, const OperatorSpec& op,
+                                  const KernelUnderTest& golden, const std::string& path, const char* params_json,
+                                  int seeds, const char* tag) {
+  Candidate family;
+  Diagnostics diags;
+  ASSERT_TRUE(LoadCandidateFile(path, &family, &diags)) << FormatDiagnostics(diags);
+  ParamAssignment params;
+  std::string err;
+  ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
+  EvalRequest req;
+  req.op = &op;
+  req.golden = golden;
+  req.candidate = CompileLoaded(compiler, family, path, tag, params);
+  ASSERT_FALSE(req.candidate.cubin.empty()) << params_json;
+  req.seeds = seeds;
+  req.time = false;
+  const EvalResult r = ev.Evaluate(req);
+  EXPECT_EQ(r.outcome, Outcome::correct) << params_json << ": " << OutcomeName(r.outcome) << ": " << r.detail;
+  EXPECT_EQ(r.configs.size(), op.configs.size()) << params_json;
+  for (const ConfigResult& c : r.configs)
+    std::printf("[ %-8s ] %s %s: %d seeds, rel_l2 %.3g max_abs %.3g\n", tag, params_json, c.config.c_str(), seeds,
+                c.correctness.rel_l2, c.correctness.max_abs);
 }
 
 }  // namespace forgek::testing
