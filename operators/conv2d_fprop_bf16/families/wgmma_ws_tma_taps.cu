@@ -19,9 +19,10 @@
   "constraints": ["BM * BN <= 128*256",
                   "BM >= 128 || BN >= 128",
                   "SCHEDULE == 0 || BM * BN <= 128*128",
-                  "smem_bytes <= 232448",
+                  "smem_bytes + 4 * BM / 64 <= 232448",
                   "(BN / 64) % CLUSTER_M == 0",
                   "K % BN == 0", "C % 64 == 0", "R % 2 == 1", "S % 2 == 1",
+                  "N < 1023", "H + BH <= 2047", "W + BW <= 2047",
                   "EPI == 0 || (cons_cols / 64) % EPI == 0"],
   "tensor_maps": [
     {"name": "tmX", "tensor": "x", "box": ["1", "BH", "BW", "64"], "swizzle": "128B"},
@@ -80,6 +81,13 @@ __device__ __forceinline__ BlockCorner corner_of(const PixelBlocks& g, int block
   return BlockCorner{n, row * BH, (in_image - row * g.per_row) * BW};
 }
 
+// A corner in one word: n in bits 22-31, h0 in 11-21, w0 in 0-10 (the constraints bound N, H, W).
+__device__ __forceinline__ unsigned pack(BlockCorner c) { return (unsigned)c.n << 22 | (unsigned)c.h0 << 11 | c.w0; }
+__device__ __forceinline__ BlockCorner unpack(unsigned p)
+{
+  return BlockCorner{(int)(p >> 22), (int)(p >> 11 & 2047u), (int)(p & 2047u)};
+}
+
 // Unit u -> this block's output tile: its first pixel block and first filter.
 struct ConvTile {
   int block0;  // pixel blocks [block0, block0 + BLOCKS)
@@ -100,6 +108,7 @@ conv2d_wgmma_ws_tma_taps(const __grid_constant__ CUtensorMap tmX,  // x [N, H, W
                          int N, int H, int W, int C, int K, int R, int S)
 {
   extern __shared__ unsigned char smem_raw[];  // Pipe::kSmemBytes (+ 1024 + Store::kSmemBytes, EPI > 0)
+  __shared__ unsigned corners[BLOCKS];          // the producer's current tile: its blocks' corners, packed
   Pipe pipe(smem_raw);
   pipe.init();
 
@@ -115,19 +124,25 @@ conv2d_wgmma_ws_tma_taps(const __grid_constant__ CUtensorMap tmX,  // x [N, H, W
     if (threadIdx.x == 0)
       for (int u = first; u < units; u += stride) {
         const ConvTile t = tile_of_unit(u, units_m, tiles_n, rank);
-        BlockCorner corner[BLOCKS];
+        // The producer thread runs on 40 registers (setmaxnreg): the tile's block corners wait in shared
+        // memory, packed (kept in registers they spilled with 2-CTA clusters).
 #pragma unroll
-        for (int b = 0; b < BLOCKS; ++b) corner[b] = corner_of(grid, t.block0 + b);
-        // k-tile kt: tap (r, s) = kt / c_tiles in row-major order, channels (kt % c_tiles) * 64 — the
-        // order of w's KRSC row, so B's k coordinate is kt * 64.
+        for (int b = 0; b < BLOCKS; ++b) corners[b] = pack(corner_of(grid, t.block0 + b));
+        // k-tiles in the order of w's KRSC row (so B's k coordinate is kt * 64): taps (r, s) row-major,
+        // 64 channels at a time within each; the tap is stepped, not divided out of kt (registers again).
+        int c0 = 0, dh = -(R / 2), dw = -(S / 2);
         pipe.produce_with(
-            [&](void* dst, unsigned long long* full, int kt) {
-              const int tap = kt / c_tiles, c0 = (kt - tap * c_tiles) * 64;
-              const int dh = tap / S - R / 2, dw = tap % S - S / 2;
+            [&](void* dst, unsigned long long* full, int) {
 #pragma unroll
-              for (int b = 0; b < BLOCKS; ++b)
-                fk::tma_load_4d(static_cast<unsigned char*>(dst) + b * kBoxBytes, &tmX, full, c0, corner[b].w0 + dw,
-                                corner[b].h0 + dh, corner[b].n);
+              for (int b = 0; b < BLOCKS; ++b) {
+                const BlockCorner corner = unpack(corners[b]);
+                fk::tma_load_4d(static_cast<unsigned char*>(dst) + b * kBoxBytes, &tmX, full, c0, corner.w0 + dw,
+                                corner.h0 + dh, corner.n);
+              }
+              if ((c0 += 64) == C) {
+                c0 = 0;
+                if (++dw > S / 2) dw = -(S / 2), ++dh;
+              }
             },
             &tmW, t.f0, 0, k_tiles);
       }
