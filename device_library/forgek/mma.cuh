@@ -3,6 +3,8 @@
 // t = lane%4, accumulator c[0..1] is row g, columns 2t, 2t+1 and c[2..3] row g+8.
 //   fk::ldmatrix_x4(unsigned (&r)[4], const void* p)       — four 8x8 b16 matrices; lane l gives row l%8 of matrix l/8
 //   fk::ldmatrix_x4_trans(unsigned (&r)[4], const void* p) — the same, each matrix transposed
+//   fk::stmatrix_x4(void* p, const unsigned (&r)[4])     — the reverse of ldmatrix_x4 (sm_90): r[i] of lane l
+//        is row l/4, columns 2(l%4), +1 of matrix i; lane l gives the address of row l%8 of matrix l/8
 //   fk::mma_m16n8k16_bf16(float* d, const unsigned* a, unsigned b0, unsigned b1) — d[4] += A(16x16) · B(16x8), fp32 acc
 //   fk::mma_m16n8k32_e4m3(float* d, const unsigned* a, unsigned b0, unsigned b1) — d[4] += A(16x32) · B(32x8), fp8 e4m3
 //   fk::c_to_a_bf16(unsigned (&a)[4], const float* c0, const float* c1) — two n8 accumulators (columns
@@ -37,6 +39,13 @@ FK_DEVICE void ldmatrix_x4_trans(unsigned (&r)[4], const void* p)
 {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(cvta_to_shared(p)));
+}
+// Four 8x8 b16 matrices to shared memory, one instruction for what would be four 4-byte stores a lane.
+FK_DEVICE void stmatrix_x4(void* p, const unsigned (&r)[4])
+{
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(cvta_to_shared(p)), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
 }
 // d[16x8] += a[16x16] · b[16x8], bf16 in, fp32 accumulate (a: 4 regs, b: 2 regs, d: 4 floats).
 FK_DEVICE void mma_m16n8k16_bf16(float* d, const unsigned* a, unsigned b0, unsigned b1)

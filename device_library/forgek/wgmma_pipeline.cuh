@@ -41,10 +41,12 @@
 //     .finish()           — every thread, at the end: a cluster barrier so no peer arrives on an exited block
 //     .after_ring()       — the first 1024-aligned byte past the ring and its barriers, where an epilogue's
 //        staging may start (a kernel that uses it adds 1024 + that staging to kSmemBytes)
-//   fk::WgmmaTmaStore<Pipe, Panels> — epilogue: a consumer's part of a C tile (bf16) -> 128B-swizzled
-//        shared staging, Panels panels of [64 rows][64 columns] per round -> TMA stores, left in flight so
-//        the consumer goes on with its next tile; kSmemBytes (both consumers' staging); (Pipe::kCols / 64)
-//        % Panels == 0. Uses named barriers 3 and 4.
+//   fk::WgmmaTmaStore<Pipe, Panels, StMatrix = false> — epilogue: a consumer's part of a C tile (bf16) ->
+//        128B-swizzled shared staging, Panels panels of [64 rows][64 columns] per round -> TMA stores, left in
+//        flight so the consumer goes on with its next tile; kSmemBytes (both consumers' staging);
+//        (Pipe::kCols / 64) % Panels == 0. The staging is written by 4-byte stores, or with StMatrix by
+//        stmatrix (fk::stmatrix_x4: four 8x8 matrices a warp instruction, a quarter of the stores). Uses
+//        named barriers 3 and 4.
 //     WgmmaTmaStore(pipe, consumer) — this consumer's staging, at pipe.after_ring()
 //     .store(acc, consumer, f, put) — f(row, col, v0, v1) -> __nv_bfloat162: C[row][col, col+1] of the tile
 //        from its two accumulators (bias, activation, scales); put(const void* panel, row, col): one thread
@@ -305,7 +307,7 @@ struct WgmmaPipeline {
 // rows x one 16-byte chunk each, which the 128-byte swizzle spreads over all 32 banks; the TMA engine then
 // writes whole 128-byte lines of C, and the consumer waits for a round's stores only when it next needs
 // that staging (bulk_wait_read), so the writes of tile j overlap the mainloop of tile j + 1.
-template <class Pipe, int Panels>
+template <class Pipe, int Panels, bool StMatrix = false>
 struct WgmmaTmaStore {
   static constexpr int kPanelBytes = 64 * 128;  // [64 rows][64 bf16], rows 128 B, 128B-swizzled
   static constexpr int kConsumerBytes = Panels * kPanelBytes;
@@ -328,17 +330,37 @@ struct WgmmaTmaStore {
       for (int part = 0; part < kRounds; ++part) {
         if (t == 0) bulk_wait_read<0>();  // the previous round's stores have read the staging
         named_barrier_sync(3 + consumer, 128);
+        // (r, n) of a panel lives at r*128 + ((n/8) ^ (r%8))*16 + (n%8)*2. Warp w holds rows [16w, 16w + 16)
+        // of the slice: for the 8-column group j, floats 4j, 4j+1 of lane l are row 16w + l/4 and floats
+        // 4j+2, 4j+3 row 16w + l/4 + 8, columns 8j + 2(l%4), +1 (an 8x8 matrix fragment each).
+        if constexpr (StMatrix) {
 #pragma unroll
-        for (int jj = 0; jj < 8 * Panels; ++jj)  // 8-column group jj of the round: floats 4j..4j+3
+          for (int jj = 0; jj < 8 * Panels; jj += 2) {  // groups jj, jj + 1 of the round: four 8x8 matrices
+            unsigned v[4];                              // matrix q: group jj + q/2, rows + 8*(q%2)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {          // rows r and r + 8
-            const int j = part * 8 * Panels + jj;
-            const int r = warp * 16 + lane / 4 + 8 * h;  // r % 8 == lane / 4
-            // (r, n) of a panel lives at r*128 + ((n/8) ^ (r%8))*16 + (n%8)*2
-            unsigned char* dst = stage + (jj / 8) * kPanelBytes + r * 128 + (((jj % 8) ^ (lane / 4)) * 16) + 4 * (lane % 4);
-            *reinterpret_cast<__nv_bfloat162*>(dst) =
-                f(row0 + mi * 64 + r, col0 + 8 * j + 2 * (lane % 4), acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+            for (int q = 0; q < 4; ++q) {
+              const int j = part * 8 * Panels + jj + q / 2, h = q % 2;
+              const __nv_bfloat162 x = f(row0 + mi * 64 + warp * 16 + lane / 4 + 8 * h, col0 + 8 * j + 2 * (lane % 4),
+                                         acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+              v[q] = *reinterpret_cast<const unsigned*>(&x);
+            }
+            const int m = lane / 8, g = jj + m / 2;  // lane l addresses row l%8 of matrix l/8
+            const int r = warp * 16 + 8 * (m % 2) + lane % 8;
+            stmatrix_x4(stage + (g / 8) * kPanelBytes + r * 128 + (((g % 8) ^ (lane % 8)) * 16), v);
           }
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < 8 * Panels; ++jj)  // 8-column group jj of the round: floats 4j..4j+3
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {          // rows r and r + 8
+              const int j = part * 8 * Panels + jj;
+              const int r = warp * 16 + lane / 4 + 8 * h;  // r % 8 == lane / 4
+              unsigned char* dst =
+                  stage + (jj / 8) * kPanelBytes + r * 128 + (((jj % 8) ^ (lane / 4)) * 16) + 4 * (lane % 4);
+              *reinterpret_cast<__nv_bfloat162*>(dst) = f(row0 + mi * 64 + r, col0 + 8 * j + 2 * (lane % 4),
+                                                          acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+            }
+        }
         fence_proxy_async_smem();  // the generic writes, visible to the TMA engine
         named_barrier_sync(3 + consumer, 128);
         if (t == 0) {

@@ -17,7 +17,8 @@ using testing::CompileKernel;
 using testing::CompileSeed;
 using testing::LoadOp;
 
-void ExpectPipelineMatchesGolden(const std::string& name) {
+// The test operator's kernel at its first params, or at `params_json`.
+void ExpectPipelineMatchesGolden(const std::string& name, const char* params_json = nullptr) {
   std::string dir = SourceDir() + "/tests/worker/device_library/" + name;
   if (access((dir + "/operator.json").c_str(), R_OK) != 0) dir = "tests/worker/device_library/" + name;
   OperatorSpec op = LoadOp(dir);
@@ -32,7 +33,17 @@ void ExpectPipelineMatchesGolden(const std::string& name) {
   EvalRequest req;
   req.op = &op;
   req.golden = CompileKernel(compiler, op.dir + "/" + op.golden, "golden");
-  req.candidate = CompileSeed(compiler, op, name);
+  if (params_json == nullptr) {
+    req.candidate = CompileSeed(compiler, op, name);
+  } else {
+    Candidate kernel;
+    Diagnostics diags;
+    ASSERT_TRUE(LoadSeed(op, &kernel, &diags)) << FormatDiagnostics(diags);
+    ParamAssignment params;
+    std::string err;
+    ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
+    req.candidate = testing::CompileLoaded(compiler, kernel, op.dir + "/" + op.seed, name, params);
+  }
   ASSERT_FALSE(req.golden.cubin.empty());
   ASSERT_FALSE(req.candidate.cubin.empty());
   req.time = false;
@@ -70,6 +81,13 @@ TEST(GpuWgmmaPipeline, E4m3PromotedMatchesAMatmul) {
 TEST(GpuWgmmaPipeline, TmaStoreEpilogueMatchesAMatmul) {
   FORGEK_SKIP_WITHOUT_WORKER_GPU();
   ExpectPipelineMatchesGolden("wgmma_pipeline_tma_store");
+}
+
+// The same staged by stmatrix (four 8x8 matrices a warp instruction), one and two panels per round.
+TEST(GpuWgmmaPipeline, TmaStoreEpilogueByStmatrixMatchesAMatmul) {
+  FORGEK_SKIP_WITHOUT_WORKER_GPU();
+  ExpectPipelineMatchesGolden("wgmma_pipeline_tma_store", R"({"BM":64,"BN":256,"STAGES":2,"PANELS":1,"STSM":1})");
+  ExpectPipelineMatchesGolden("wgmma_pipeline_tma_store", R"({"BM":64,"BN":256,"STAGES":2,"PANELS":2,"STSM":1})");
 }
 
 }  // namespace

@@ -5,9 +5,10 @@
   "mechanisms": ["tma", "tma_store", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast", "persistent_grid"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
-               "persistent_grid": ["PERSISTENT"], "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"]},
+               "persistent_grid": ["PERSISTENT"], "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"],
+               "staging_writes": ["STSM"]},
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "STAGES": [3, 4, 5, 6], "CLUSTER_M": [1, 2],
-             "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
+             "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1]},
   "let": {"cons_cols": "BN / (1 + (1 - SCHEDULE)*(BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
@@ -21,7 +22,7 @@
                   "(BN / 64) % CLUSTER_M == 0",
                   "N % BN == 0", "K % 64 == 0",
                   "tiles_m % CLUSTER_M == 0",
-                  "EPI == 0 || (cons_cols / 64) % EPI == 0"],
+                  "EPI == 0 || (cons_cols / 64) % EPI == 0", "EPI > 0 || STSM == 0"],
   "tensor_maps": [
     {"name": "tmA", "tensor": "A", "shape": ["BATCH*M", "K"], "box": ["BM", "64"], "swizzle": "128B"},
     {"name": "tmB", "tensor": "B", "shape": ["BATCH*K", "N"], "box": ["64", "64"], "swizzle": "128B"},
@@ -65,11 +66,13 @@
 //   B viewed as [BATCH*K, N]: entry b's k rows start at b*K (b_k0); K % 64 == 0, so no k-tile straddles
 //     two entries.
 // Slot of the ring: A [BM][64 k] K-major; B BN/64 panels of [64 k][64 n] N-major.
+// STSM (EPI > 0): the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by
+// 4-byte stores (0).
 #include <cuda_bf16.h>
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaBf16, SCHEDULE>;
-using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
+using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used when EPI > 0
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 batched_gemm_wgmma_ws(const __grid_constant__ CUtensorMap tmA,  // A as [BATCH*M, K], box BM x 64

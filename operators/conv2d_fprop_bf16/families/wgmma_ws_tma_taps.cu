@@ -6,9 +6,10 @@
                  "thread_block_cluster", "tma_multicast", "persistent_grid"],
   "controls": {"tile": ["BM", "BN"], "pixel_block": ["BW"], "mbarrier_pipeline": ["STAGES"],
                "tma_multicast": ["CLUSTER_M"], "raster": ["GROUP_M"], "warp_specialization": ["SCHEDULE"],
-               "tma_store": ["EPI"]},
+               "tma_store": ["EPI"],
+               "staging_writes": ["STSM"]},
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "BW": [8, 16, 32, 64], "STAGES": [3, 4, 5, 6],
-             "CLUSTER_M": [1, 2], "GROUP_M": [1, 8], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
+             "CLUSTER_M": [1, 2], "GROUP_M": [1, 8], "SCHEDULE": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1]},
   "let": {"BH": "64 / BW",
           "cons_cols": "BN / (1 + (1 - SCHEDULE)*(BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
@@ -23,7 +24,7 @@
                   "(BN / 64) % CLUSTER_M == 0",
                   "K % BN == 0", "C % 64 == 0", "R % 2 == 1", "S % 2 == 1",
                   "N < 1023", "H + BH <= 2047", "W + BW <= 2047",
-                  "EPI == 0 || (cons_cols / 64) % EPI == 0"],
+                  "EPI == 0 || (cons_cols / 64) % EPI == 0", "EPI > 0 || STSM == 0"],
   "tensor_maps": [
     {"name": "tmX", "tensor": "x", "box": ["1", "BH", "BW", "64"], "swizzle": "128B"},
     {"name": "tmW", "tensor": "w", "shape": ["K", "R*S*C"], "box": ["64", "64"], "swizzle": "128B"},
@@ -55,6 +56,8 @@
 // epilogue under the other's mainloop). EPI: 0 bf16x2 stores straight from the accumulators (pixels
 // outside the image skipped); n: fk::WgmmaTmaStore, n 64x64 panels per round, each panel one block's
 // 64 pixels x 64 filters, stored by a 4-D TMA box of y [N, H, W, K] that TMA clips to the image.
+// STSM (EPI > 0): the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by
+// 4-byte stores (0).
 #include <cuda_bf16.h>
 #include <forgek/wgmma_pipeline.cuh>
 
@@ -63,7 +66,7 @@ constexpr int BLOCKS = BM / 64;      // pixel blocks per M tile
 constexpr int kBoxBytes = 64 * 128;  // one block's 64 pixels x 64 channels
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaBf16KMajorB, SCHEDULE>;
-using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
+using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used when EPI > 0
 
 // The image grid of pixel blocks, and one block's corner.
 struct PixelBlocks {

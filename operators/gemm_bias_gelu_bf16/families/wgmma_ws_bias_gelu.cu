@@ -6,9 +6,10 @@
                  "thread_block_cluster", "tma_multicast", "persistent_grid"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
                "raster": ["GROUP_M"], "gelu_form": ["GELU"], "persistent_grid": ["PERSISTENT"],
-               "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"]},
+               "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"],
+               "staging_writes": ["STSM"]},
   "params": {"BM": [64, 128, 256], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "CLUSTER_M": [1, 2],
-             "GROUP_M": [8, 16], "GELU": [0, 1, 2], "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
+             "GROUP_M": [8, 16], "GELU": [0, 1, 2], "PERSISTENT": [0, 1], "SCHEDULE": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1]},
   "let": {"cons_cols": "BN / (1 + (1 - SCHEDULE)*(BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
@@ -21,7 +22,7 @@
                   "(BN / 64) % CLUSTER_M == 0",
                   "N % BN == 0", "K % 64 == 0",
                   "tiles_m % CLUSTER_M == 0",
-                  "EPI == 0 || (cons_cols / 64) % EPI == 0"],
+                  "EPI == 0 || (cons_cols / 64) % EPI == 0", "EPI > 0 || STSM == 0"],
   "tensor_maps": [
     {"name": "tmA", "tensor": "A", "box": ["BM", "64"], "swizzle": "128B"},
     {"name": "tmB", "tensor": "B", "box": ["64", "64"], "swizzle": "128B"},
@@ -65,12 +66,14 @@
 //   0: bf16x2 stores straight from the fragments;
 //   n: fk::WgmmaTmaStore, n 64x64 panels per round staged (128B-swizzled) in shared memory and written
 //      by TMA stores (rows past M clipped) that stay in flight while the consumer starts its next tile.
+// STSM (EPI > 0): the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by
+// 4-byte stores (0).
 #include <cuda_bf16.h>
 #include <forgek/activation.cuh>
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaBf16, SCHEDULE>;
-using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
+using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used when EPI > 0
 
 __device__ __forceinline__ float gelu(float v)
 {

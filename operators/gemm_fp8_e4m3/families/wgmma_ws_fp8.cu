@@ -5,9 +5,10 @@
   "mechanisms": ["tma", "tma_store", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
-               "raster": ["GROUP_M"], "fp8_promotion": ["PROMOTE"], "tma_store": ["EPI"]},
+               "raster": ["GROUP_M"], "fp8_promotion": ["PROMOTE"], "tma_store": ["EPI"],
+               "staging_writes": ["STSM"]},
   "params": {"BM": [64, 128, 256], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "CLUSTER_M": [1, 2],
-             "GROUP_M": [8, 16], "PROMOTE": [0, 1, 2, 4], "EPI": [0, 1, 2]},
+             "GROUP_M": [8, 16], "PROMOTE": [0, 1, 2, 4], "EPI": [0, 1, 2], "STSM": [0, 1]},
   "let": {"cons_cols": "BN / (1 + (BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging"},
@@ -17,7 +18,7 @@
                   "(BN / 64) % CLUSTER_M == 0",
                   "N % BN == 0", "K % (128*max(PROMOTE, 1)) == 0",
                   "ceil_div(M, BM) % CLUSTER_M == 0",
-                  "EPI == 0 || (cons_cols / 64) % EPI == 0"],
+                  "EPI == 0 || (cons_cols / 64) % EPI == 0", "EPI > 0 || STSM == 0"],
   "tensor_maps": [
     {"name": "tmA", "tensor": "A", "box": ["BM", "128"], "swizzle": "128B"},
     {"name": "tmB", "tensor": "B", "box": ["64", "128"], "swizzle": "128B"},
@@ -55,11 +56,13 @@
 //   0: bf16x2 stores straight from the fragments;
 //   n: fk::WgmmaTmaStore, n 64x64 panels per round staged (128B-swizzled) in shared memory and written
 //      by TMA stores (whole 128-byte lines; rows past M clipped).
+// STSM (EPI > 0): the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by
+// 4-byte stores (0).
 #include <cuda_bf16.h>
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaE4m3>;
-using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
+using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used when EPI > 0
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 gemm_fp8_wgmma_ws(const __grid_constant__ CUtensorMap tmA,  // A [M, K] e4m3, box BM x 128

@@ -5,9 +5,10 @@
   "mechanisms": ["tma", "tma_store", "wgmma", "mbarrier_pipeline", "warp_specialization", "setmaxnreg",
                  "thread_block_cluster", "tma_multicast", "persistent_grid"],
   "controls": {"tile": ["BM", "BN"], "mbarrier_pipeline": ["STAGES"], "tma_multicast": ["CLUSTER_M"],
-               "raster": ["GROUP_M"], "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"]},
+               "raster": ["GROUP_M"], "warp_specialization": ["SCHEDULE"], "tma_store": ["EPI"],
+               "staging_writes": ["STSM"]},
   "params": {"BM": [64, 128, 256], "BN": [64, 128, 256], "STAGES": [3, 4, 5, 6], "CLUSTER_M": [1, 2],
-             "GROUP_M": [1, 4, 16, 64], "SCHEDULE": [0, 1], "EPI": [0, 1, 2]},
+             "GROUP_M": [1, 4, 16, 64], "SCHEDULE": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1]},
   "let": {"cons_cols": "BN / (1 + (1 - SCHEDULE)*(BM == 64))",
           "staging": "(EPI > 0)*(1024 + 2*EPI*8192)",
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging",
@@ -19,7 +20,7 @@
                   "smem_bytes <= 232448",
                   "(BN / 64) % CLUSTER_M == 0",
                   "N % BN == 0", "K % 64 == 0",
-                  "EPI == 0 || (cons_cols / 64) % EPI == 0"],
+                  "EPI == 0 || (cons_cols / 64) % EPI == 0", "EPI > 0 || STSM == 0"],
   "tensor_maps": [
     {"name": "tmA", "tensor": "A", "shape": ["T", "K"], "box": ["BM", "64"], "swizzle": "128B"},
     {"name": "tmB", "tensor": "B", "shape": ["E*K", "N"], "box": ["64", "64"], "swizzle": "128B"},
@@ -62,12 +63,14 @@
 //      128B-swizzled, TMA stores left in flight under the next tile); a tile that crosses the expert's
 //      end (at most one per expert and column) still takes the masked bf16x2 stores, since a TMA box
 //      would overwrite the next expert's rows.
+// STSM (EPI > 0): the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by
+// 4-byte stores (0).
 #include <cuda_bf16.h>
 #include <forgek/expert_groups.cuh>
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, CLUSTER_M, fk::WgmmaBf16, SCHEDULE>;
-using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1)>;  // used when EPI > 0
+using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used when EPI > 0
 
 // One block's tile of a unit: its expert, the expert's run of rows, and the tile's corner in it.
 struct ExpertTile {

@@ -2,7 +2,7 @@
 {
   "name": "wgmma_pipeline_tma_store_test",
   "archs": ["sm90"],
-  "params": {"BM": 64, "BN": 256, "STAGES": 2, "PANELS": 1},
+  "params": {"BM": 64, "BN": 256, "STAGES": 2, "PANELS": [1, 2], "STSM": [0, 1]},
   "constraints": ["N % BN == 0", "K % 64 == 0"],
   "tensor_maps": [
     {"name": "tmA", "tensor": "A", "box": ["BM", "64"], "swizzle": "128B"},
@@ -16,13 +16,13 @@
 }
 */
 // fk::WgmmaTmaStore behind fk::WgmmaPipeline (cooperative, bf16): one block walks every tile, each
-// consumer stages its 64 x 128 part of a tile PANELS 64-column panels per round and TMA-stores it while
-// it goes on with the next tile; the transform adds a term of the global row and column, so a wrong
+// consumer stages its 64 x 128 part of a tile PANELS 64-column panels per round (by 4-byte stores, or
+// by stmatrix with STSM) and TMA-stores it while it goes on with the next tile; the transform adds a term of the global row and column, so a wrong
 // tile-relative coordinate shows.
 #include <forgek/wgmma_pipeline.cuh>
 
 using Pipe = fk::WgmmaPipeline<BM, BN, STAGES, 1, fk::WgmmaBf16>;
-using Store = fk::WgmmaTmaStore<Pipe, PANELS>;
+using Store = fk::WgmmaTmaStore<Pipe, PANELS, STSM != 0>;
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 wgmma_pipeline_tma_store_test(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
