@@ -16,8 +16,8 @@ for g in $groups; do
       base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PERSISTENT=1,SCHEDULE=0
       sweep gemm_bias_gelu_bf16 $fam $base,EPI=0,GELU=0 $base,EPI=1,GELU=0 $base,EPI=2,GELU=0 \
         BM=128,BN=128,STAGES=5,CLUSTER_M=1,GROUP_M=8,GELU=0,PERSISTENT=1,SCHEDULE=1,EPI=1
-      fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu
-      base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,GROUP_M=8,PROMOTE=0
+      fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu  # promoted: PROMOTE 0 is not offered at K 8192
+      base=BM=128,BN=128,STAGES=6,CLUSTER_M=1,GROUP_M=16,PROMOTE=4
       sweep gemm_fp8_e4m3 $fam $base,EPI=0 $base,EPI=1 $base,EPI=2
       fam=operators/batched_gemm_bf16/families/wgmma_ws_batched.cu
       base=BM=128,BN=256,STAGES=4,CLUSTER_M=1,PERSISTENT=1,SCHEDULE=0

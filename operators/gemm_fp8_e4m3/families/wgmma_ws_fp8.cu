@@ -14,6 +14,7 @@
           "smem_bytes": "STAGES*(BM + BN)*128 + 1024 + STAGES*16 + staging"},
   "constraints": ["BM * BN <= 128*256",
                   "PROMOTE == 0 || BM * BN <= 128*128",
+                  "PROMOTE > 0 || K <= 4096",
                   "smem_bytes <= 232448",
                   "(BN / 64) % CLUSTER_M == 0",
                   "N % BN == 0", "K % (128*max(PROMOTE, 1)) == 0",
@@ -48,8 +49,11 @@
 // partial and the total both live in registers, so the tile then holds at most 128 x 128 outputs (64 + 64
 // floats a consumer thread). Larger PROMOTE keeps one k-tile of wgmmas in flight more often; smaller
 // bounds the error tighter. PROMOTE = 0 never promotes: the wgmmas accumulate all of K, which frees the
-// registers for 128 x 256 and 256 x 128 tiles (128 floats a consumer thread). At 8192^3 that costs
-// accuracy within the tolerance: rel_l2 0.0026 against 0.0017 with promotion (the bf16 rounding alone).
+// registers for 128 x 256 and 256 x 128 tiles (128 floats a consumer thread), and costs accuracy that
+// grows with K: at 8192^3 rel_l2 0.0026 against 0.0017 with promotion (the bf16 rounding alone), and
+// the worst element 2.2 to 4.1 off over fresh inputs (H100, 2026-12-07), past the operator's max_abs
+// of 4 on some: so PROMOTE = 0 is offered only where K <= 4096 (half the error), never where it
+// passes the golden by the luck of the draw.
 // Consumer split: BM >= 128: consumer c owns rows [c*BM/2, (c+1)*BM/2); BM = 64: columns [c*BN/2, ...).
 //
 // Epilogue: the scales multiply the fp32 sum once; EPI picks how the bf16 result leaves:
