@@ -23,10 +23,7 @@ void ExpectPipelineMatchesGolden(const std::string& name, const char* params_jso
   if (access((dir + "/operator.json").c_str(), R_OK) != 0) dir = "tests/worker/device_library/" + name;
   OperatorSpec op = LoadOp(dir);
   ASSERT_EQ(op.name, name);
-  CompilerOptions copts;
-  copts.cache_dir = "";
-  copts.pch_dir = "";
-  Compiler compiler(copts);
+  Compiler compiler(testing::NoCache());
   WorkerEvaluatorOptions opts;
   opts.command = testing::WorkerCommand();
   WorkerEvaluator ev(opts);
@@ -39,10 +36,7 @@ void ExpectPipelineMatchesGolden(const std::string& name, const char* params_jso
     Candidate kernel;
     Diagnostics diags;
     ASSERT_TRUE(LoadSeed(op, &kernel, &diags)) << FormatDiagnostics(diags);
-    ParamAssignment params;
-    std::string err;
-    ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
-    req.candidate = testing::CompileLoaded(compiler, kernel, op.dir + "/" + op.seed, name, params);
+    req.candidate = testing::CompileLoaded(compiler, kernel, op.dir + "/" + op.seed, name, params_json);
   }
   ASSERT_FALSE(req.golden.cubin.empty());
   ASSERT_FALSE(req.candidate.cubin.empty());

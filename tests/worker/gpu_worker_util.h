@@ -76,6 +76,18 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
   return CompileLoaded(compiler, c, path, label, params);
 }
 
+// `c` at the params of a JSON object ({"BM":128,...}); empty (and a test failure) when it does not parse.
+inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
+                                     const std::string& label, const char* params_json) {
+  ParamAssignment params;
+  std::string err;
+  if (!ParseParamsJson(params_json, &params, &err)) {
+    ADD_FAILURE() << params_json << ": " << err;
+    return {};
+  }
+  return CompileLoaded(compiler, c, path, label, params);
+}
+
 inline KernelUnderTest CompileKernel(Compiler& compiler, const std::string& path, const std::string& label) {
   Candidate c;
   Diagnostics diags;
@@ -108,13 +120,10 @@ inline void ExpectInstanceCorrect(Compiler& compiler, WorkerEvaluator& ev, const
   Candidate family;
   Diagnostics diags;
   ASSERT_TRUE(LoadCandidateFile(path, &family, &diags)) << FormatDiagnostics(diags);
-  ParamAssignment params;
-  std::string err;
-  ASSERT_TRUE(ParseParamsJson(params_json, &params, &err)) << err;
   EvalRequest req;
   req.op = &op;
   req.golden = golden;
-  req.candidate = CompileLoaded(compiler, family, path, tag, params);
+  req.candidate = CompileLoaded(compiler, family, path, tag, params_json);
   ASSERT_FALSE(req.candidate.cubin.empty()) << params_json;
   req.seeds = seeds;
   req.time = false;

@@ -72,7 +72,7 @@ using Store = fk::WgmmaTmaStore<Pipe, (EPI > 0 ? EPI : 1), STSM != 0>;  // used 
 struct PixelBlocks {
   int per_row, per_image, total;  // blocks across W, in an image, in the batch
   __device__ PixelBlocks(int N, int H, int W)
-      : per_row((W + BW - 1) / BW), per_image(((H + BH - 1) / BH) * ((W + BW - 1) / BW)), total(N * per_image) {}
+      : per_row(fk::ceil_div(W, BW)), per_image(fk::ceil_div(H, BH) * per_row), total(N * per_image) {}
 };
 struct BlockCorner {
   int n, h0, w0;  // n >= N: a padding block past the batch (reads zeros, stores nothing)
@@ -117,7 +117,7 @@ conv2d_wgmma_ws_tma_taps(const __grid_constant__ CUtensorMap tmX,  // x [N, H, W
 
   const PixelBlocks grid(N, H, W);
   const int tiles_n = K / BN, c_tiles = C / 64, k_tiles = R * S * c_tiles;
-  const int units_m = ((grid.total + BLOCKS - 1) / BLOCKS + CLUSTER_M - 1) / CLUSTER_M;
+  const int units_m = fk::ceil_div(fk::ceil_div(grid.total, BLOCKS), CLUSTER_M);
   const int units = units_m * tiles_n;
   const int first = blockIdx.x / CLUSTER_M, stride = gridDim.x / CLUSTER_M;
   const int rank = CLUSTER_M > 1 ? (int)fk::cluster_ctarank() : 0;
