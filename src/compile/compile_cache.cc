@@ -43,7 +43,8 @@ nlohmann::json KernelsToJson(const std::vector<KernelResources>& kernels) {
   for (const KernelResources& k : kernels)
     arr.push_back({{"kernel", k.kernel}, {"registers", k.registers}, {"spill_store_bytes", k.spill_store_bytes},
                    {"spill_load_bytes", k.spill_load_bytes}, {"stack_bytes", k.stack_bytes},
-                   {"static_smem_bytes", k.static_smem_bytes}, {"const_bytes", k.const_bytes}});
+                   {"static_smem_bytes", k.static_smem_bytes}, {"const_bytes", k.const_bytes},
+                   {"wgmma_serialized", k.wgmma_serialized}});
   return arr;
 }
 
@@ -70,6 +71,7 @@ void KernelsFromJson(const nlohmann::json& arr, std::vector<KernelResources>* ou
     k.stack_bytes = j.at("stack_bytes").get<int>();
     k.static_smem_bytes = j.at("static_smem_bytes").get<int>();
     k.const_bytes = j.at("const_bytes").get<int>();
+    k.wgmma_serialized = j.at("wgmma_serialized").get<std::string>();  // absent in an older entry: a miss, recompiled
     out->push_back(std::move(k));
   }
 }

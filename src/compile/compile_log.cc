@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 namespace forgek {
 namespace {
@@ -134,13 +135,18 @@ std::vector<KernelResources> ParsePtxasReport(const std::string& log) {
   static const std::regex kUsed(R"(ptxas info\s*: Used (\d+) registers)");
   static const std::regex kSmem(R"((\d+) bytes smem)");
   static const std::regex kCmem(R"((\d+) bytes cmem\[\d+\])");
+  static const std::regex kSerialized(
+      R"(\((C75\d\d)\)[^']*wgmma\.mma_async instructions are serialized[^']*function '([^']+)')");
 
   std::vector<KernelResources> kernels;
+  std::vector<std::pair<std::string, std::string>> serialized;  // (kernel, ptxas code): wgmmas serialised
   KernelResources* entry = nullptr;   // the entry function ptxas is compiling now
   KernelResources* described = nullptr;  // the entry whose "Function properties" block is open
   for (const std::string& line : SplitLines(log)) {
     std::smatch m;
-    if (std::regex_search(line, m, kEntry)) {
+    if (std::regex_search(line, m, kSerialized)) {  // names its function; printed before or after its report
+      serialized.emplace_back(m[2], m[1]);
+    } else if (std::regex_search(line, m, kEntry)) {
       kernels.push_back(KernelResources{});
       kernels.back().kernel = m[1];
       entry = &kernels.back();
@@ -163,6 +169,9 @@ std::vector<KernelResources> ParsePtxasReport(const std::string& log) {
       entry->const_bytes = cmem;
     }
   }
+  for (KernelResources& k : kernels)
+    for (const auto& [kernel, code] : serialized)
+      if (kernel == k.kernel) k.wgmma_serialized = code;
   return kernels;
 }
 

@@ -29,6 +29,7 @@ std::string CompileResult::Summary() const {
       if (k.spill_store_bytes > 0 || k.spill_load_bytes > 0)
         out += ", SPILLS " + std::to_string(k.spill_store_bytes) + " B stores / " +
                std::to_string(k.spill_load_bytes) + " B loads";
+      if (!k.wgmma_serialized.empty()) out += ", WGMMAS SERIALIZED (ptxas " + k.wgmma_serialized + ")";
     }
     return out.empty() ? "compiled" : out;
   }

@@ -156,6 +156,31 @@ TEST(PtxasReport, OneEntryPerKernelWithItsResources) {
   EXPECT_EQ(k[2].spill_load_bytes, 1552);
 }
 
+// Recorded from ptxas 13.0 (sm_90a): the serialisation notes name their kernel, before its "Used" line.
+TEST(PtxasReport, SerializedWgmmasNameTheirKernelAndCode) {
+  const std::string log =
+      "ptxas info    : Compiling entry function 'fast' for 'sm_90a'\n"
+      "ptxas info    : Function properties for fast\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 16 barriers\n"
+      "ptxas info    : Compiling entry function 'attention_prefill_fa3' for 'sm_90a'\n"
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non "
+      "wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline stage in "
+      "the function 'attention_prefill_fa3'\n"
+      "ptxas info    : Function properties for attention_prefill_fa3\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 16 barriers\n"
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 80 by compiler to allow use of registers "
+      "in GMMA in function 'fast'\n";
+  std::vector<KernelResources> k = ParsePtxasReport(log);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].kernel, "fast");
+  EXPECT_EQ(k[0].wgmma_serialized, "") << "C7519 (an injected arrive) is not a serialisation";
+  EXPECT_EQ(k[1].kernel, "attention_prefill_fa3");
+  EXPECT_EQ(k[1].wgmma_serialized, "C7515");
+  EXPECT_EQ(k[1].registers, 168);
+}
+
 TEST(PtxasReport, OlderFormatWithConstantBanksAndDeviceFunctions) {
   // Older ptxas lists constant banks on the "Used" line and properties of called functions.
   std::vector<KernelResources> k = ParsePtxasReport(

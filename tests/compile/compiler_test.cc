@@ -189,6 +189,35 @@ TEST(Compiler, SpillsAreReported) {
   EXPECT_NE(r.Summary().find("SPILLS"), std::string::npos) << r.Summary();
 }
 
+// A wgmma whose accumulators another instruction writes between two wgmmas of one stage: ptxas serialises
+// the kernel's wgmmas (a performance loss it reports only as info), and forgek says so.
+constexpr const char* kSerializedWgmmaKernel = R"(#include <forgek/wgmma.cuh>
+extern "C" __global__ void serialized(float* out, unsigned long long da, unsigned long long db)
+{
+  float d[32];
+  for (int i = 0; i < 32; ++i) d[i] = 0.0f;
+  fk::wgmma_fence();
+  fk::wgmma_m64k16_bf16<64, 0>(d, da, db, 1);
+  d[0] = out[0];
+  fk::wgmma_m64k16_bf16<64, 0>(d, da, db, 1);
+  fk::wgmma_commit();
+  fk::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i) out[threadIdx.x * 32 + i] = d[i];
+}
+)";
+
+TEST(Compiler, SerializedWgmmasAreReported) {
+  Compiler c(Uncached());
+  CompileResult r = c.CompileNow(Request("serialized.cu", kSerializedWgmmaKernel));
+  ASSERT_TRUE(r.ok) << r.Summary() << "\n" << r.log;
+  ASSERT_EQ(r.kernels.size(), 1u) << r.log;
+  EXPECT_EQ(r.kernels[0].wgmma_serialized.substr(0, 3), "C75") << r.log;
+  EXPECT_NE(r.Summary().find("WGMMAS SERIALIZED"), std::string::npos) << r.Summary();
+  CompileResult fine = c.CompileNow(Request("hopper.cu", kHopperKernel));
+  ASSERT_TRUE(fine.ok) << fine.log;
+  for (const KernelResources& k : fine.kernels) EXPECT_EQ(k.wgmma_serialized, "") << fine.log;
+}
+
 TEST(Compiler, HopperHeadersAndPtxCompileForSm90a) {
   Compiler c(Uncached());
   CompileResult r = c.CompileNow(Request("hopper.cu", kHopperKernel));

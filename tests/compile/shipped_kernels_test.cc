@@ -180,6 +180,9 @@ TEST_P(ShippedKernel, CompilesForSm90aWithoutSpills) {
       EXPECT_TRUE(k.spill_store_bytes == 0 && k.spill_load_bytes == 0)
           << where << ": kernel " << k.kernel << " spills " << k.spill_store_bytes << " B stores / "
           << k.spill_load_bytes << " B loads at " << k.registers << " registers";
+    for (const KernelResources& k : r.kernels)
+      EXPECT_EQ(k.wgmma_serialized, "") << where << ": kernel " << k.kernel << ": ptxas serialised its wgmmas ("
+                                        << k.wgmma_serialized << "): none overlaps another";
     for (const std::string& name : job.launched_kernels) {
       bool compiled = std::any_of(r.kernels.begin(), r.kernels.end(),
                                   [&](const KernelResources& k) { return k.kernel == name; });

@@ -39,6 +39,10 @@ struct KernelResources {
   int stack_bytes = 0;
   int static_smem_bytes = 0;
   int const_bytes = 0;
+  // ptxas's code (C7511, C7515, ...) where it serialised the kernel's wgmmas (too few registers for the wgmma
+  // pipeline, an accumulator defined by a non-wgmma instruction inside a pipeline stage, ...): no wgmma then
+  // overlaps another, and a Hopper kernel's tensor cores run far below peak. Empty: not serialised.
+  std::string wgmma_serialized;
 };
 
 struct CompileResult {
