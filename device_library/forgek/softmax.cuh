@@ -11,6 +11,9 @@
 //        16 rows: s (raw scores of 8*NTiles keys) becomes P = 2^(s*scale_log2 - m_new); running max m and
 //        sum l (log2 units, rows g and g+8) are updated; the output accumulators o are rescaled.
 //        m starts at -inf and l at 0; at least one score per row must be finite on the first step.
+//        Template flag Ftz (default false): the exponentials as fk::exp2_ftz, the scale and max folded into
+//        one FFMA, instead of exp2f (which adds a subnormal range fix-up around the same MUFU op).
+//   float fk::exp2_ftz(float x) — 2^x by one ex2.approx.ftz (subnormal results flush to 0; -inf gives 0)
 #pragma once
 #include <forgek/common.cuh>
 #include <forgek/reduce.cuh>
@@ -57,11 +60,23 @@ FK_DEVICE SoftmaxState warp_softmax_merge(SoftmaxState s)
   return s;
 }
 
+// 2^x by the one MUFU instruction; results below 2^-126 flush to zero, which a softmax weight may lose.
+FK_DEVICE float exp2_ftz(float x)
+{
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // One online-softmax step of flash attention over mma accumulator fragments: see the header.
-template <int NTiles, int DTiles>
+template <int NTiles, int DTiles, bool Ftz = false>
 FK_DEVICE void online_softmax_mma_rows(float (&s)[NTiles][4], float (&o)[DTiles][4], float (&m)[2], float (&l)[2],
                                        float scale_log2)
 {
+  // 2^(x * scale_log2 - m): an FFMA and the bare MUFU op, or exp2f's exact-range form.
+  const auto weight = [scale_log2](float x, float m_new) {
+    return Ftz ? exp2_ftz(fmaf(x, scale_log2, -m_new)) : exp2f(x * scale_log2 - m_new);
+  };
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {  // fragment row g (elements 0, 1) and g+8 (2, 3)
     float mx = neg_inf();
@@ -69,12 +84,12 @@ FK_DEVICE void online_softmax_mma_rows(float (&s)[NTiles][4], float (&o)[DTiles]
     for (int nt = 0; nt < NTiles; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * hr], s[nt][2 * hr + 1]));
     mx = warp_max<4>(mx) * scale_log2;  // the quad of lanes sharing the row
     const float m_new = fmaxf(m[hr], mx);
-    const float alpha = exp2f(m[hr] - m_new);  // 0 on the first step (-inf - finite)
+    const float alpha = Ftz ? exp2_ftz(m[hr] - m_new) : exp2f(m[hr] - m_new);  // 0 on the first step
     m[hr] = m_new;
     float sum = 0.0f;
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt) {
-      const float p0 = exp2f(s[nt][2 * hr] * scale_log2 - m_new), p1 = exp2f(s[nt][2 * hr + 1] * scale_log2 - m_new);
+      const float p0 = weight(s[nt][2 * hr], m_new), p1 = weight(s[nt][2 * hr + 1], m_new);
       s[nt][2 * hr] = p0, s[nt][2 * hr + 1] = p1;
       sum += p0 + p1;
     }
