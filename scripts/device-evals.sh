@@ -5,7 +5,7 @@
 # FORGEK names the binary (default build/device/forgek); SWEEP_FLAGS adds eval flags (--seeds 1).
 set -uo pipefail
 here=$(dirname "$0")
-all="epilogue gelu gemm grouped conv radix"
+all="epilogue gelu gemm grouped conv radix attention fp8"
 groups=${*:-$all}
 sweep() { echo "### $1 $(basename "$2")"; bash "$here/sweep.sh" "$@"; }
 
@@ -59,6 +59,21 @@ for g in $groups; do
         $p,ITEMS=20,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
+    attention)  # FA3 prefill: a persistent grid that takes tiles from a counter, exponentials by ex2.approx.ftz and
+                # O by TMA stores (EPI, STSM) against a block per work tile (the family's old best, 0.86x on H100)
+      fam=operators/attention_prefill_bf16/families/fa3_wgmma_ws.cu
+      base=BN=128,STAGES=2,CLUSTER=1,OVERLAP=1,PINGPONG=1
+      sweep attention_prefill_bf16 $fam $base,PERSISTENT=0,EXP2=0,EPI=0,STSM=0 $base,PERSISTENT=1,EXP2=1,EPI=2,STSM=0 \
+        $base,PERSISTENT=1,EXP2=1,EPI=2,STSM=1 $base,PERSISTENT=1,EXP2=1,EPI=1,STSM=1 \
+        $base,PERSISTENT=0,EXP2=1,EPI=2,STSM=1 ;;
+    fp8)  # promotion at a wider tile: 128x192 (96 + 96 floats a consumer thread) against the promoted 128x128,
+          # and a persistent grid whose producer runs into the next tile while the consumers promote and store
+      fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu
+      base=BM=128,CLUSTER_M=1,EPI=1
+      sweep gemm_fp8_e4m3 $fam $base,BN=128,STAGES=6,PROMOTE=4,GROUP_M=16,STSM=0,PERSISTENT=0 \
+        $base,BN=192,STAGES=5,PROMOTE=2,GROUP_M=16,STSM=0,PERSISTENT=0 $base,BN=192,STAGES=5,PROMOTE=2,GROUP_M=16,STSM=0,PERSISTENT=1 \
+        $base,BN=192,STAGES=5,PROMOTE=2,GROUP_M=16,STSM=1,PERSISTENT=1 $base,BN=192,STAGES=5,PROMOTE=2,GROUP_M=8,STSM=1,PERSISTENT=1 \
+        $base,BN=192,STAGES=5,PROMOTE=4,GROUP_M=16,STSM=1,PERSISTENT=1 ;;
     *) echo "device-evals: unknown group '$g' ($all)" >&2; exit 2 ;;
   esac
 done

@@ -150,7 +150,7 @@ STEPS=(
   # kernel serving each config vs torch eager vs torch.compile (the run's PyTorch yardstick).
   "import-e2e|timeout ${IMPORT_TIMEOUT:-560} python3 scripts/import_e2e.py --forgek $bin/forgek --time ${IMPORT_T:-30} ${IMPORT_ONLY:+--only $IMPORT_ONLY} --keep $PWD/$out/import-e2e --markdown $out/import-e2e.md --json $out/import-e2e.json --scripted-port ${LLM_PORT:-8765}"
   # Family instances waiting on a GPU, each against its reference (scripts/device-evals.sh;
-  # EVAL_GROUPS picks among epilogue gelu gemm grouped conv radix).
+  # EVAL_GROUPS picks among epilogue gelu gemm grouped conv radix attention fp8).
   "evals|SWEEP_FLAGS='--seeds 1' FORGEK=$bin/forgek timeout ${EVALS_TIMEOUT:-500} bash scripts/device-evals.sh ${EVAL_GROUPS:-}"
   # Where a large GEMM's timing noise comes from (issue 24): repeated evals of wgmma_persistent against
   # cuBLAS with the SM clock, power and clock-event reasons read beside them (nvidia-smi, read only).
