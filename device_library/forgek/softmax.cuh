@@ -6,8 +6,8 @@
 //        the running sum per call (n + 1 __expf for n values); s may be empty {-inf, 0}; a thread calls it
 //   SoftmaxState fk::warp_softmax_merge<Width = 32>(SoftmaxState s) — merged over each Width-lane group, in
 //        every lane (butterfly, offsets Width/2 .. 1); the whole warp calls it
-//   fk::online_softmax_mma_rows<NTiles, DTiles>(float (&s)[NTiles][4], float (&o)[DTiles][4], float (&m)[2], float (&l)[2],
-//        float scale_log2) — one flash-attention step on m16n8 fragments (mma.cuh layout) for the warp's
+//   fk::online_softmax_mma_rows<NTiles, DTiles, Ftz = false>(float (&s)[NTiles][4], float (&o)[DTiles][4],
+//        float (&m)[2], float (&l)[2], float scale_log2) — one flash-attention step on m16n8 fragments (mma.cuh layout) for the warp's
 //        16 rows: s (raw scores of 8*NTiles keys) becomes P = 2^(s*scale_log2 - m_new); running max m and
 //        sum l (log2 units, rows g and g+8) are updated; the output accumulators o are rescaled.
 //        m starts at -inf and l at 0; at least one score per row must be finite on the first step.
