@@ -44,7 +44,8 @@
 //   online softmax     on the S accumulators in registers (fk::online_softmax_mma_rows: the wgmma accumulator
 //                      layout is the mma m16n8 layout, n8 group by n8 group);
 //   O += P V           P rounded to bf16 in registers (fk::c_to_a_bf16) is the register A operand of
-//                      wgmma m64n128k16 x BN/16; V [keys][d] is read N-major (transposed B).
+//                      wgmma m64n128k16 x BN/16; V [keys][d] is read N-major (transposed B); at BN 128 the
+//                      first consumer's diagonal tile takes half of them (its last 64 keys lie past its rows).
 // Work tiles run longest first (tile L: query tile count-1 - L / (BATCH*HQ), then head, then batch), so the
 // heads of one KV head sit next to each other and their K / V tiles are read from L2 by up to 4 blocks at once.
 // The producer hands each consumer its work tile with its Q (an int in shared memory, published by the Q
