@@ -76,15 +76,20 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
   return CompileLoaded(compiler, c, path, label, params);
 }
 
-// `c` at the params of a JSON object ({"BM":128,...}); empty (and a test failure) when it does not parse.
+// `c` at the params of a JSON object ({"BM":128,...}), each param it leaves out at its first value (as `forgek
+// eval --params` does), so that a param added to a family later keeps a test's instance whole; empty (and a
+// test failure) when it does not parse.
 inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
                                      const std::string& label, const char* params_json) {
-  ParamAssignment params;
+  ParamAssignment given;
   std::string err;
-  if (!ParseParamsJson(params_json, &params, &err)) {
+  if (!ParseParamsJson(params_json, &given, &err)) {
     ADD_FAILURE() << params_json << ": " << err;
     return {};
   }
+  ParamAssignment params;
+  for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
+  for (const auto& [name, value] : given) params[name] = value;
   return CompileLoaded(compiler, c, path, label, params);
 }
 
