@@ -60,12 +60,10 @@ for g in $groups; do
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
     attention)  # FA3 prefill at its measured best (persistent, ex2.approx.ftz, O by TMA stores from two staging panels,
-                # the first consumer's diagonal P V at half width: 0.991x cuDNN on H100) against chained work tiles
-                # (CHAIN: a tile's last P V beside the next tile's first S), with and without stmatrix staging
+                # the first consumer's diagonal P V at half width: 0.991x cuDNN on H100), with stmatrix staging
       fam=operators/attention_prefill_bf16/families/fa3_wgmma_ws.cu
       best=BN=128,STAGES=2,CLUSTER=1,OVERLAP=1,PINGPONG=1,PERSISTENT=1,EXP2=1
-      sweep attention_prefill_bf16 $fam $best,EPI=2,STSM=0,CHAIN=0 $best,EPI=2,STSM=0,CHAIN=1 \
-        $best,EPI=2,STSM=1,CHAIN=1 $best,EPI=1,STSM=0,CHAIN=1 ;;
+      sweep attention_prefill_bf16 $fam $best,EPI=2,STSM=0 $best,EPI=2,STSM=1 ;;
     fp8)  # promotion at a wider tile: 128x192 (96 + 96 floats a consumer thread) against the promoted 128x128,
           # and a persistent grid whose producer runs into the next tile while the consumers promote and store
       fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu

@@ -6,18 +6,16 @@
                  "tma_multicast", "thread_block_cluster", "persistent_grid", "tma_store"],
   "controls": {"tile": ["BN"], "mbarrier_pipeline": ["STAGES"], "softmax_overlap": ["OVERLAP"],
                "pingpong": ["PINGPONG"], "tma_multicast": ["CLUSTER"], "persistent_grid": ["PERSISTENT"],
-               "exp2_form": ["EXP2"], "tma_store": ["EPI"], "staging_writes": ["STSM"],
-               "work_tile_chaining": ["CHAIN"]},
+               "exp2_form": ["EXP2"], "tma_store": ["EPI"], "staging_writes": ["STSM"]},
   "params": {"BN": [64, 128], "STAGES": [2, 3], "OVERLAP": [0, 1], "PINGPONG": [0, 1], "CLUSTER": [1, 2, 4],
-             "PERSISTENT": [0, 1], "EXP2": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1], "CHAIN": [0, 1],
+             "PERSISTENT": [0, 1], "EXP2": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1],
              "HEAD_DIM": 128},
   "let": {"bm": "128",
           "tiles": "BATCH*HQ*(S/bm)",
           "staging": "2*EPI*8192",
           "smem_bytes": "bm*HEAD_DIM*2 + 2*STAGES*BN*HEAD_DIM*2 + staging + 1024 + 8*(4 + 4*STAGES) + 8"},
   "constraints": ["D == HEAD_DIM", "S % bm == 0", "HQ % HKV == 0", "(HQ / HKV) % CLUSTER == 0",
-                  "PERSISTENT == 0 || CLUSTER == 1", "EPI > 0 || STSM == 0",
-                  "CHAIN == 0 || OVERLAP * PERSISTENT == 1", "smem_bytes <= 232448"],
+                  "PERSISTENT == 0 || CLUSTER == 1", "EPI > 0 || STSM == 0", "smem_bytes <= 232448"],
   "workspaces": [{"name": "tile_counter", "bytes": "4*PERSISTENT", "zero": true}],
   "tensor_maps": [
     {"name": "tmQ", "tensor": "q", "shape": ["BATCH*HQ*S", "D"], "box": ["64", "64"], "swizzle": "128B"},
@@ -72,10 +70,7 @@
 //              64x64 panels a round staged 128B-swizzled in shared memory and written by TMA stores that stay
 //              in flight while the consumer starts its next work tile;
 //   STSM       (EPI > 0) the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by 4-byte
-//              stores (0);
-//   CHAIN      (OVERLAP, PERSISTENT) 1: a work tile's last P V is issued beside the next work tile's first S, in one
-//              ping-pong turn, and O is stored after both; 0: the last P V alone, then O, then the next tile's S
-//              alone (two half turns at every work tile boundary, each leaving the other consumer's softmax bare).
+//              stores (0).
 #include <cuda_bf16.h>
 #include <forgek/cluster.cuh>
 #include <forgek/mbarrier.cuh>
@@ -238,87 +233,93 @@ __device__ __forceinline__ void consume(const Ring& ring, const unsigned char* s
   const int c = threadIdx.x / 128 - 1;   // consumer 0 / 1: rows [64c, 64c + 64) of a work tile
   const unsigned char* const my_q = sq + c * kQBytes;
   const float scale_log2 = softmax_scale * 1.4426950408889634f;  // scores to log2 units
-  const bool half_last = c == 0;         // see issue_pv_tile
 
   float acc_s[kSGroups][4];  // S (then P in fp32) [64][BN]
   float acc_o[kOGroups][4];  // O [64][d], scaled by 2^-m
   unsigned p_frag[kPSteps][4];  // P in bf16, the A operand of P V
-  float row_max[2], row_sum[2];  // rows t/4, t/4+8 of the warp
 
   if (PINGPONG && c == 1) fk::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
-  int n = 0;      // key tiles this block has consumed: turns the ring
-  int round = 0;  // work tiles posted to this consumer: the Q barrier's phase
-  // The next work tile the producer posts with this consumer's Q; -1: no more work.
-  auto take_tile = [&] {
-    fk::mbar_wait(&ring.q_full[c], round++ & 1);
-    return ring.tile_of[c];
-  };
-  auto clear_rows = [&] {
-    row_max[0] = row_max[1] = fk::neg_inf(), row_sum[0] = row_sum[1] = 0.0f;
+  int n = 0;  // key tiles this block has consumed: turns the ring
+  for (int round = 0;; ++round) {
+    fk::mbar_wait(&ring.q_full[c], round & 1);
+    const int L = ring.tile_of[c];
+    if (L < 0) break;
+    const WorkTile w = work_tile(L, batch, hq, hkv, seq);
+    const int first_row = w.q0 + c * kRows;  // query index of the warpgroup's row 0
+    const bool half_last = c == 0;           // see issue_pv_tile
+    float row_max[2] = {fk::neg_inf(), fk::neg_inf()}, row_sum[2] = {0.0f, 0.0f};  // rows t/4, t/4+8 of the warp
 #pragma unroll
     for (int g = 0; g < kOGroups; ++g) acc_o[g][0] = acc_o[g][1] = acc_o[g][2] = acc_o[g][3] = 0.0f;
-  };
-  // Tile j's S is masked where it crosses this warpgroup's diagonal (j*BN + BN - 1 > first_row). Key 0 is
-  // unmasked for every row, so each row's max is finite after tile 0 and fully masked rows give P = 0.
-  // The consumer frees its Q once the work tile's last S wgmma retired.
-  auto after_score = [&](const WorkTile& w, int j) {
-    if (j == w.n_tiles - 1 && threadIdx.x % 128 == 0) fk::mbar_arrive(&ring.q_empty[c]);
-    const int first_row = w.q0 + c * kRows;  // query index of the warpgroup's row 0
-    if (j * BN + BN - 1 > first_row) mask_causal(acc_s, first_row, j * BN);
-  };
-  // S_j = Q K_j^T on its own (ring position n), masked, and its softmax with O rescaled: P_j in p_frag.
-  auto score_alone = [&](const WorkTile& w, int j) {
-    fk::mbar_wait(&ring.k_full[slot_of(n)], parity_of(n));
-    turn_begin(c);
-    issue_qk(acc_s, my_q, sk + slot_of(n) * kKvBytes);
-    turn_end(c);
-    fk::wgmma_wait<0>();
-    fk::wgmma_fence_acc<BN / 2>(&acc_s[0][0]);
-    release(&ring.k_empty[slot_of(n)]);
-    after_score(w, j);
-    fk::online_softmax_mma_rows<kSGroups, kOGroups, EXP2 == 1>(acc_s, acc_o, row_max, row_sum, scale_log2);
-    to_bf16(p_frag, acc_s);
-  };
-  // O += P_j V_j on its own (ring position n).
-  auto accumulate_alone = [&](const WorkTile& w, int j) {
-    fk::mbar_wait(&ring.v_full[slot_of(n)], parity_of(n));
-    turn_begin(c);
-    issue_pv_tile(acc_o, p_frag, sv + slot_of(n) * kKvBytes, half_last && j == w.n_tiles - 1);
-    turn_end(c);
-    fk::wgmma_wait<0>();
-    fk::wgmma_fence_acc<HEAD_DIM / 2>(&acc_o[0][0]);
-    release(&ring.v_empty[slot_of(n)]);
-  };
-  // S_j = Q K_j^T (ring position n + 1) beside O += P V of the key tile before it (position n; `half` for a work
-  // tile's last), softmax(S_j) while that P V runs; then O rescaled (`rescale`) and P_j in p_frag. With CHAIN, S_j
-  // may be the first key tile of the next work tile `w` (`rescale` false: O still holds the finished tile's sum).
-  auto score_beside_accumulate = [&](const WorkTile& w, int j, bool half, bool rescale) {
-    const int s = slot_of(n + 1), sp = slot_of(n);
-    fk::mbar_wait(&ring.k_full[s], parity_of(n + 1));
-    fk::mbar_wait(&ring.v_full[sp], parity_of(n));
-    turn_begin(c);
-    issue_qk(acc_s, my_q, sk + s * kKvBytes);  // S_j
-    issue_pv_tile(acc_o, p_frag, sv + sp * kKvBytes, half);  // still in flight below
-    turn_end(c);
-    fk::wgmma_wait<1>();  // S_j retired; P V keeps running
-    fk::wgmma_fence_acc<BN / 2>(&acc_s[0][0]);
-    release(&ring.k_empty[s]);
-    after_score(w, j);
-    // The softmax rescale factor lands in `alpha` (a one-group stand-in for O, which the wgmma still writes):
-    // rows t/4 in [0][0], t/4 + 8 in [0][2].
-    float alpha[1][4] = {{1.0f, 1.0f, 1.0f, 1.0f}};
-    fk::online_softmax_mma_rows<kSGroups, 1, EXP2 == 1>(acc_s, alpha, row_max, row_sum, scale_log2);
-    fk::wgmma_wait<0>();  // the P V retired: O and p_frag are free
-    fk::wgmma_fence_acc<HEAD_DIM / 2>(&acc_o[0][0]);
-    release(&ring.v_empty[sp]);
-    if (rescale)
+
+    // Tile j's S is masked where it crosses this warpgroup's diagonal (j*BN + BN - 1 > first_row). Key 0 is
+    // unmasked for every row, so each row's max is finite after tile 0 and fully masked rows give P = 0.
+    // The consumer frees its Q once the work tile's last S wgmma retired.
+    auto free_q_after = [&](int j) {
+      if (j == w.n_tiles - 1 && threadIdx.x % 128 == 0) fk::mbar_arrive(&ring.q_empty[c]);
+    };
+    // S_j = Q K_j^T on its own (ring position n), masked, and its softmax with O rescaled: P_j in p_frag.
+    auto score_alone = [&](int j) {
+      fk::mbar_wait(&ring.k_full[slot_of(n)], parity_of(n));
+      turn_begin(c);
+      issue_qk(acc_s, my_q, sk + slot_of(n) * kKvBytes);
+      turn_end(c);
+      fk::wgmma_wait<0>();
+      fk::wgmma_fence_acc<BN / 2>(&acc_s[0][0]);
+      release(&ring.k_empty[slot_of(n)]);
+      free_q_after(j);
+      if (j * BN + BN - 1 > first_row) mask_causal(acc_s, first_row, j * BN);
+      fk::online_softmax_mma_rows<kSGroups, kOGroups, EXP2 == 1>(acc_s, acc_o, row_max, row_sum, scale_log2);
+      to_bf16(p_frag, acc_s);
+    };
+    // O += P_j V_j on its own (ring position n).
+    auto accumulate_alone = [&](int j) {
+      fk::mbar_wait(&ring.v_full[slot_of(n)], parity_of(n));
+      turn_begin(c);
+      issue_pv_tile(acc_o, p_frag, sv + slot_of(n) * kKvBytes, half_last && j == w.n_tiles - 1);
+      turn_end(c);
+      fk::wgmma_wait<0>();
+      fk::wgmma_fence_acc<HEAD_DIM / 2>(&acc_o[0][0]);
+      release(&ring.v_empty[slot_of(n)]);
+    };
+
+    if (!OVERLAP) {
+      for (int j = 0; j < w.n_tiles; ++j, ++n) {
+        score_alone(j);
+        accumulate_alone(j);
+      }
+    } else {
+      score_alone(0);  // tile 0: O is still zero
+      for (int j = 1; j < w.n_tiles; ++j, ++n) {
+        const int s = slot_of(n + 1), sp = slot_of(n);  // this tile's slot, the previous tile's
+        fk::mbar_wait(&ring.k_full[s], parity_of(n + 1));
+        fk::mbar_wait(&ring.v_full[sp], parity_of(n));
+        turn_begin(c);
+        issue_qk(acc_s, my_q, sk + s * kKvBytes);  // S_j
+        issue_pv<kPSteps>(acc_o, p_frag, sv + sp * kKvBytes);  // O += P_{j-1} V_{j-1}, still in flight below
+        turn_end(c);
+        fk::wgmma_wait<1>();  // S_j retired; P V keeps running
+        fk::wgmma_fence_acc<BN / 2>(&acc_s[0][0]);
+        release(&ring.k_empty[s]);
+        free_q_after(j);
+        if (j * BN + BN - 1 > first_row) mask_causal(acc_s, first_row, j * BN);
+        // The softmax rescale factor lands in `alpha` (a one-group stand-in for O, which the wgmma still
+        // writes): rows t/4 in [0][0], t/4 + 8 in [0][2].
+        float alpha[1][4] = {{1.0f, 1.0f, 1.0f, 1.0f}};
+        fk::online_softmax_mma_rows<kSGroups, 1, EXP2 == 1>(acc_s, alpha, row_max, row_sum, scale_log2);
+        fk::wgmma_wait<0>();  // P_{j-1} V_{j-1} retired: O and p_frag are free
+        fk::wgmma_fence_acc<HEAD_DIM / 2>(&acc_o[0][0]);
+        release(&ring.v_empty[sp]);
 #pragma unroll
-      for (int g = 0; g < kOGroups; ++g)
-        acc_o[g][0] *= alpha[0][0], acc_o[g][1] *= alpha[0][0], acc_o[g][2] *= alpha[0][2], acc_o[g][3] *= alpha[0][2];
-    to_bf16(p_frag, acc_s);
-  };
-  // O / l in bf16 to the work tile's rows: pairs of adjacent columns of rows t/4 and t/4 + 8 (inv[0], inv[1]).
-  auto store_o = [&](const WorkTile& w, const float (&inv)[2]) {
+        for (int g = 0; g < kOGroups; ++g)
+          acc_o[g][0] *= alpha[0][0], acc_o[g][1] *= alpha[0][0], acc_o[g][2] *= alpha[0][2], acc_o[g][3] *= alpha[0][2];
+        to_bf16(p_frag, acc_s);
+      }
+      accumulate_alone(w.n_tiles - 1);  // the last tile's P V
+      ++n;
+    }
+
+    // O / l in bf16: pairs of adjacent columns of rows t/4 and t/4 + 8 (inv[0], inv[1]).
+    const float inv[2] = {1.0f / row_sum[0], 1.0f / row_sum[1]};
     if (EPI > 0) {
       // A thread's two rows are 8 apart from a multiple of 16 (tile-relative): bit 3 of the row says which.
       OStore(OTile{staging}, c).store(
@@ -340,57 +341,14 @@ __device__ __forceinline__ void consume(const Ring& ring, const unsigned char* s
               __floats2bfloat162_rn(acc_o[g][e] * inv[e / 2], acc_o[g][e + 1] * inv[e / 2]);
         }
     }
-  };
-
-  int L = take_tile();
-  bool scored = false;  // CHAIN: the work tile's first S came beside the previous tile's last P V
-  while (L >= 0) {
-    const WorkTile w = work_tile(L, batch, hq, hkv, seq);
-    if (!OVERLAP) {
-      clear_rows();
-      for (int j = 0; j < w.n_tiles; ++j, ++n) {
-        score_alone(w, j);
-        accumulate_alone(w, j);
-      }
-    } else {
-      if (!scored) {
-        clear_rows();
-        score_alone(w, 0);  // tile 0: O is still zero
-      }
-      for (int j = 1; j < w.n_tiles; ++j, ++n) score_beside_accumulate(w, j, false, true);
-    }
-    const float inv[2] = {1.0f / row_sum[0], 1.0f / row_sum[1]};  // final: the last P V is all that is left
-    L = -1;
-    scored = false;
-    if (OVERLAP && CHAIN) {
-      L = take_tile();
-      if (L >= 0) {  // the next tile's S_0 beside this tile's last P V, then O of this tile out
-        const WorkTile next = work_tile(L, batch, hq, hkv, seq);
-        row_max[0] = row_max[1] = fk::neg_inf(), row_sum[0] = row_sum[1] = 0.0f;
-        score_beside_accumulate(next, 0, half_last, false);
-        ++n;
-        store_o(w, inv);
-#pragma unroll
-        for (int g = 0; g < kOGroups; ++g) acc_o[g][0] = acc_o[g][1] = acc_o[g][2] = acc_o[g][3] = 0.0f;
-        scored = true;
-        continue;
-      }
-    }
-    if (OVERLAP) {
-      accumulate_alone(w, w.n_tiles - 1);  // the last tile's P V
-      ++n;
-    }
-    store_o(w, inv);
-    if (!(OVERLAP && CHAIN)) L = take_tile();
   }
   if (EPI > 0) OStore(OTile{staging}, c).drain();  // the staging must outlive the stores' reads
   turns_done(c);
 }
 
 // The producer's one thread: per work tile, each consumer's Q with the tile's number once that consumer freed its
-// Q (consumer 0's, K_0, consumer 1's, V_0), then K_j and V_j for every further key tile, each into a slot once both
-// consumers (of every cluster block) released it (a fresh barrier passes parity 1 at once). Posts tile -1 to both
-// consumers when the work runs out.
+// Q, then K_j and V_j for every key tile, each into a slot once both consumers (of every cluster block) released
+// it (a fresh barrier passes parity 1 at once). Posts tile -1 to both consumers when the work runs out.
 __device__ __forceinline__ void produce(const Ring& ring, unsigned char* sq, unsigned char* sk, unsigned char* sv,
                                        const CUtensorMap* tmQ, const CUtensorMap* tmK, const CUtensorMap* tmV,
                                        unsigned* tile_counter, int batch, int hq, int hkv, int seq)
@@ -399,53 +357,35 @@ __device__ __forceinline__ void produce(const Ring& ring, unsigned char* sq, uns
   const int tiles = batch * hq * (seq / kTileRows);
   int L = PERSISTENT ? (int)blockIdx.x : (int)(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   int n = 0;  // key tiles this block has loaded: turns the ring
-  // Consumer c's Q and the number of work tile L (-1 past the last) once c freed its Q.
-  auto post_q = [&](int c, int round, const WorkTile& w) {
-    fk::mbar_wait(&ring.q_empty[c], (round & 1) ^ 1);
-    ring.tile_of[c] = L < tiles ? L : -1;
-    if (L < tiles) {
-      fk::mbar_arrive_expect_tx(&ring.q_full[c], kQBytes);
-      for (int p = 0; p < kPanels; ++p)
-        fk::tma_load_2d(sq + c * kQBytes + p * (kQBytes / kPanels), tmQ, &ring.q_full[c], p * kPanel,
-                        w.q_row + c * kRows);
-    } else {
-      fk::mbar_arrive(&ring.q_full[c]);  // publishes tile -1
-    }
-  };
-  // K_j (ring position n) and V_j, each once both consumers of every cluster block released its slot.
-  auto load_k = [&](const WorkTile& w, int j) {
-    const int s = slot_of(n);
-    fk::mbar_wait(&ring.k_empty[s], parity_of(n) ^ 1);
-    fk::mbar_arrive_expect_tx(&ring.k_full[s], kKvBytes);
-    for (int p = 0; p < kPanels; ++p)
-      load_box(p, sk + s * kKvBytes + p * kKvPanelBytes, tmK, &ring.k_full[s], p * kPanel, w.kv_row + j * BN, rank);
-  };
-  auto load_v = [&](const WorkTile& w, int j) {
-    const int s = slot_of(n);
-    fk::mbar_wait(&ring.v_empty[s], parity_of(n) ^ 1);
-    fk::mbar_arrive_expect_tx(&ring.v_full[s], kKvBytes);
-    for (int p = 0; p < kPanels; ++p)
-      load_box(kPanels + p, sv + s * kKvBytes + p * kKvPanelBytes, tmV, &ring.v_full[s], p * kPanel,
-               w.kv_row + j * BN, rank);
-  };
   for (int round = 0;; ++round) {
     // Ask for the following tile now, so the atomic's round trip hides behind this tile's loads.
     const int next = PERSISTENT && L < tiles ? (int)gridDim.x + (int)atomicAdd(tile_counter, 1u) : tiles;
     const WorkTile w = work_tile(L, batch, hq, hkv, seq);
-    // Consumer 0's Q, then K_0 before consumer 1's Q: with CHAIN, consumer 0 issues the tile's first S as soon as
-    // its Q and K_0 land, while consumer 1 may still be finishing the previous tile's last S.
-    post_q(0, round, w);
-    if (L >= tiles) {
-      post_q(1, round, w);
-      break;
+    for (int c = 0; c < 2; ++c) {
+      fk::mbar_wait(&ring.q_empty[c], (round & 1) ^ 1);
+      ring.tile_of[c] = L < tiles ? L : -1;
+      if (L < tiles) {
+        fk::mbar_arrive_expect_tx(&ring.q_full[c], kQBytes);
+        for (int p = 0; p < kPanels; ++p)
+          fk::tma_load_2d(sq + c * kQBytes + p * (kQBytes / kPanels), tmQ, &ring.q_full[c], p * kPanel,
+                          w.q_row + c * kRows);
+      } else {
+        fk::mbar_arrive(&ring.q_full[c]);  // publishes tile -1
+      }
     }
-    load_k(w, 0);
-    post_q(1, round, w);
-    load_v(w, 0);
-    ++n;
-    for (int j = 1; j < w.n_tiles; ++j, ++n) {
-      load_k(w, j);
-      load_v(w, j);
+    if (L >= tiles) break;
+    for (int j = 0; j < w.n_tiles; ++j, ++n) {
+      const int s = slot_of(n);
+      const unsigned parity = parity_of(n) ^ 1;
+      fk::mbar_wait(&ring.k_empty[s], parity);
+      fk::mbar_arrive_expect_tx(&ring.k_full[s], kKvBytes);
+      for (int p = 0; p < kPanels; ++p)
+        load_box(p, sk + s * kKvBytes + p * kKvPanelBytes, tmK, &ring.k_full[s], p * kPanel, w.kv_row + j * BN, rank);
+      fk::mbar_wait(&ring.v_empty[s], parity);
+      fk::mbar_arrive_expect_tx(&ring.v_full[s], kKvBytes);
+      for (int p = 0; p < kPanels; ++p)
+        load_box(kPanels + p, sv + s * kKvBytes + p * kKvPanelBytes, tmV, &ring.v_full[s], p * kPanel,
+                 w.kv_row + j * BN, rank);
     }
     L = next;
   }
