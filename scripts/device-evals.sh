@@ -60,10 +60,13 @@ for g in $groups; do
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=0,ONE_BUFFER=1 \
         $p,ITEMS=23,VALUES_EARLY=0,EARLY_COUNTS=1,MATCH_BALLOT=1,ONE_BUFFER=1 ;;
     attention)  # FA3 prefill at its measured best (persistent, ex2.approx.ftz, O by TMA stores from two staging panels,
-                # the first consumer's diagonal P V at half width: 0.991x cuDNN on H100), with stmatrix staging
+                # the first consumer's diagonal P V at half width: 0.991x cuDNN on H100), work tiles KV head by KV head
+                # (KV_MAJOR: L2 keeps the K / V that the blocks at work read), with stmatrix staging, with a cluster
       fam=operators/attention_prefill_bf16/families/fa3_wgmma_ws.cu
-      best=BN=128,STAGES=2,CLUSTER=1,OVERLAP=1,PINGPONG=1,PERSISTENT=1,EXP2=1
-      sweep attention_prefill_bf16 $fam $best,EPI=2,STSM=0 $best,EPI=2,STSM=1 ;;
+      best=BN=128,STAGES=2,OVERLAP=1,PINGPONG=1,EXP2=1,EPI=2
+      sweep attention_prefill_bf16 $fam $best,CLUSTER=1,PERSISTENT=1,STSM=0,KV_MAJOR=0 \
+        $best,CLUSTER=1,PERSISTENT=1,STSM=0,KV_MAJOR=1 $best,CLUSTER=1,PERSISTENT=1,STSM=1,KV_MAJOR=1 \
+        $best,CLUSTER=2,PERSISTENT=0,STSM=0,KV_MAJOR=1 ;;
     fp8)  # promotion at a wider tile: 128x192 (96 + 96 floats a consumer thread) against the promoted 128x128,
           # and a persistent grid whose producer runs into the next tile while the consumers promote and store
       fam=operators/gemm_fp8_e4m3/families/wgmma_ws_fp8.cu

@@ -6,9 +6,9 @@
                  "tma_multicast", "thread_block_cluster", "persistent_grid", "tma_store"],
   "controls": {"tile": ["BN"], "mbarrier_pipeline": ["STAGES"], "softmax_overlap": ["OVERLAP"],
                "pingpong": ["PINGPONG"], "tma_multicast": ["CLUSTER"], "persistent_grid": ["PERSISTENT"],
-               "exp2_form": ["EXP2"], "tma_store": ["EPI"], "staging_writes": ["STSM"]},
+               "exp2_form": ["EXP2"], "tma_store": ["EPI"], "staging_writes": ["STSM"], "raster": ["KV_MAJOR"]},
   "params": {"BN": [64, 128], "STAGES": [2, 3], "OVERLAP": [0, 1], "PINGPONG": [0, 1], "CLUSTER": [1, 2, 4],
-             "PERSISTENT": [0, 1], "EXP2": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1],
+             "PERSISTENT": [0, 1], "EXP2": [0, 1], "EPI": [0, 1, 2], "STSM": [0, 1], "KV_MAJOR": [0, 1],
              "HEAD_DIM": 128},
   "let": {"bm": "128",
           "tiles": "BATCH*HQ*(S/bm)",
@@ -46,8 +46,9 @@
 //   O += P V           P rounded to bf16 in registers (fk::c_to_a_bf16) is the register A operand of
 //                      wgmma m64n128k16 x BN/16; V [keys][d] is read N-major (transposed B); at BN 128 the
 //                      first consumer's diagonal tile takes half of them (its last 64 keys lie past its rows).
-// Work tiles run longest first (tile L: query tile count-1 - L / (BATCH*HQ), then head, then batch), so the
-// heads of one KV head sit next to each other and their K / V tiles are read from L2 by up to 4 blocks at once.
+// Work tiles run longest first (KV_MAJOR 0, tile L: query tile count-1 - L / (BATCH*HQ), then head, then batch;
+// KV_MAJOR 1: the same within each KV head's query heads, KV head by KV head), so the heads of one KV head sit
+// next to each other and their K / V tiles are read from L2 by up to 4 blocks at once.
 // The producer hands each consumer its work tile with its Q (an int in shared memory, published by the Q
 // barrier's arrival); tile -1 ends the block. A consumer frees its Q once its last S wgmma retired, so the next
 // tile's Q and first K / V land while it finishes P V and stores O.
@@ -70,7 +71,10 @@
 //              64x64 panels a round staged 128B-swizzled in shared memory and written by TMA stores that stay
 //              in flight while the consumer starts its next work tile;
 //   STSM       (EPI > 0) the staging written by stmatrix, four 8x8 matrices a warp instruction (1), or by 4-byte
-//              stores (0).
+//              stores (0);
+//   KV_MAJOR   the order of work tiles: 0 query tile by query tile (longest first) over every (batch, head), so the
+//              blocks at work at once read all KV heads; 1 KV head by KV head, within one its query heads' tiles
+//              longest first, so they read one or two KV heads' K / V and L2 holds them.
 #include <cuda_bf16.h>
 #include <forgek/cluster.cuh>
 #include <forgek/mbarrier.cuh>
@@ -119,11 +123,19 @@ struct WorkTile {
 };
 __device__ __forceinline__ WorkTile work_tile(int L, int batch, int hq, int hkv, int s)
 {
-  const int heads = batch * hq;
-  const int q_tile = s / kTileRows - 1 - L / heads;  // longest first
-  const int h = L % hq, b = (L % heads) / hq;
+  const int q_tiles = s / kTileRows, group = hq / hkv;  // query heads per KV head
+  int q_tile, h, b;
+  if (KV_MAJOR) {
+    const int kv = L / (q_tiles * group), r = L % (q_tiles * group);  // kv: b * hkv + KV head
+    q_tile = q_tiles - 1 - r / group;  // longest first
+    h = (kv % hkv) * group + r % group, b = kv / hkv;
+  } else {
+    const int heads = batch * hq;
+    q_tile = q_tiles - 1 - L / heads;  // longest first
+    h = L % hq, b = (L % heads) / hq;
+  }
   const int q0 = q_tile * kTileRows;
-  return {(b * hq + h) * s + q0, (b * hkv + h / (hq / hkv)) * s, q0, (q0 + kTileRows) / BN};
+  return {(b * hq + h) * s + q0, (b * hkv + h / group) * s, q0, (q0 + kTileRows) / BN};
 }
 
 // One arrive per consumer warpgroup, after its wgmmas that read the slot have retired. With a cluster, every
