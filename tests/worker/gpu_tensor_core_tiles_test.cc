@@ -1,8 +1,8 @@
 // Tensor-core family instances against the golden on shapes their tiles do not divide evenly: the fp8
 // GEMM's promoted 128x192 tile where N is no multiple of 192 (the last tile's B panels past N are TMA's
 // zero fill, its stores clipped), and the persistent FA3 prefill, whose blocks take work tiles from a
-// counter, on short sequences, one query head per KV head and a batch of one work tile. Params left out are at
-// their first value.
+// counter, on short sequences, one query head per KV head and a batch of one work tile; work tiles in both
+// orders (KV_MAJOR), on a persistent grid and a block per tile. Params left out are at their first value.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,7 +62,9 @@ TEST(GpuTensorCoreTiles, PersistentPrefillIsCorrectOnShortAndUnevenWork) {
        {R"({"BN":128,"STAGES":2,"OVERLAP":1,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":1,"EXP2":1,"EPI":2,"STSM":1})",
         R"({"BN":128,"STAGES":2,"OVERLAP":0,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":1,"EXP2":0,"EPI":1,"STSM":0})",
         R"({"BN":64,"STAGES":3,"OVERLAP":1,"PINGPONG":0,"CLUSTER":1,"PERSISTENT":1,"EXP2":1,"EPI":0,"STSM":0})",
-        R"({"BN":128,"STAGES":2,"OVERLAP":1,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":0,"EXP2":1,"EPI":2,"STSM":0})"})
+        R"({"BN":128,"STAGES":2,"OVERLAP":1,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":0,"EXP2":1,"EPI":2,"STSM":0})",
+        R"({"BN":128,"STAGES":2,"OVERLAP":1,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":1,"EXP2":1,"EPI":2,"KV_MAJOR":1})",
+        R"({"BN":64,"STAGES":2,"OVERLAP":1,"PINGPONG":1,"CLUSTER":1,"PERSISTENT":0,"EXP2":0,"EPI":0,"KV_MAJOR":1})"})
     testing::ExpectInstanceCorrect(f.compiler, f.ev, op, golden, op.dir + "/families/fa3_wgmma_ws.cu", params_json, 2,
                                    "prefill");
 }

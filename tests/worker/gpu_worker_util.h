@@ -78,7 +78,7 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
 
 // `c` at the params of a JSON object ({"BM":128,...}), each param it leaves out at its first value (as `forgek
 // eval --params` does), so that a param added to a family later keeps a test's instance whole; empty (and a
-// test failure) when it does not parse.
+// test failure) when it does not parse or names a param the family does not declare.
 inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
                                      const std::string& label, const char* params_json) {
   ParamAssignment given;
@@ -89,7 +89,13 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
   }
   ParamAssignment params;
   for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
-  for (const auto& [name, value] : given) params[name] = value;
+  for (const auto& [name, value] : given) {
+    if (!params.count(name)) {
+      ADD_FAILURE() << params_json << ": '" << name << "' is not a param of " << path;
+      return {};
+    }
+    params[name] = value;
+  }
   return CompileLoaded(compiler, c, path, label, params);
 }
 
