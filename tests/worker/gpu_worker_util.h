@@ -68,17 +68,22 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
   return {label, "", r.cubin, c.manifest, params};
 }
 
-// `c` at the first value of every param (its fixed params, for a kernel that is not a family).
-inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
-                                     const std::string& label) {
+// Every param of `c` at its first value (its fixed params, for a kernel that is not a family).
+inline ParamAssignment FirstValues(const Candidate& c) {
   ParamAssignment params;
   for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
-  return CompileLoaded(compiler, c, path, label, params);
+  return params;
 }
 
-// `c` at the params of a JSON object ({"BM":128,...}), each param it leaves out at its first value (as `forgek
-// eval --params` does), so that a param added to a family later keeps a test's instance whole; empty (and a
-// test failure) when it does not parse or names a param the family does not declare.
+// `c` at the first value of every param.
+inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
+                                     const std::string& label) {
+  return CompileLoaded(compiler, c, path, label, FirstValues(c));
+}
+
+// `c` at the params of a JSON object ({"BM":128,...}), each param it leaves out at its first value, so that a
+// param added to a family later keeps a test's instance whole (`forgek eval --params`, for a user, fills only
+// the fixed ones); empty (and a test failure) when it does not parse or names a param the family does not declare.
 inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, const std::string& path,
                                      const std::string& label, const char* params_json) {
   ParamAssignment given;
@@ -87,8 +92,7 @@ inline KernelUnderTest CompileLoaded(Compiler& compiler, const Candidate& c, con
     ADD_FAILURE() << params_json << ": " << err;
     return {};
   }
-  ParamAssignment params;
-  for (const ParamSpec& p : c.manifest.params) params[p.name] = p.values.at(0);
+  ParamAssignment params = FirstValues(c);
   for (const auto& [name, value] : given) {
     if (!params.count(name)) {
       ADD_FAILURE() << params_json << ": '" << name << "' is not a param of " << path;
